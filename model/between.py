@@ -268,7 +268,9 @@ RUNNING_ON_PROGRESS: Final = Between(
     "requests stay open (Waiting for user action)",
     "running was reported before that progress (or idle, when the work ends without it): the "
     "foreground table has no output from requires_action (its cell names the rule: stated there "
-    "once); a tool call in the latest background list is not the blocked work's; under the reading "
+    "once); a tool call in the latest background list is not the blocked work's, nor, under the "
+    "reading unlisted-tool-while-blocked=may-be-background, one no concrete list has left out since "
+    "its first report (announced before its first list); under the reading "
     "output-while-requires-action=pending-output message content may be output the work produced "
     "before it blocked",
     ("foreground", "entity", "tool_call", "permission"),
@@ -643,12 +645,18 @@ class Rules:
     (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
 
     @staticmethod
-    def tool_progress(of_foreground_work: bool, listed: bool) -> bool:
+    def tool_progress(
+        of_foreground_work: bool, listed: bool, unruled: bool = False, reading: str = ""
+    ) -> bool:
         """``running_on_progress``: whether a tool call that runs (goes in_progress, or completes
         after its permission was granted) is progress of the foreground work
         (``of_foreground_work``: first reported during active work) and not background work
-        (``listed``: in the latest background list)."""
-        return of_foreground_work and not listed
+        (``listed``: in the latest background list). One no concrete list has left out since its
+        first report (``unruled``: announced, not yet listed) is the work's under the reading
+        ``unlisted-tool-while-blocked`` in force (``reading``) unless it is ``may-be-background``:
+        "Items are announced before they are listed" (Background work), so it may be background
+        work not listed yet."""
+        return of_foreground_work and not listed and not (unruled and reading == "may-be-background")
 
     @staticmethod
     def tool_runs(status: str, granted_not_run: bool = False) -> bool:

@@ -601,8 +601,9 @@ RULES: Final[tuple[Rule, ...]] = (
         _MN,
         """A background list names only work running apart from the
        foreground, each item once: no item twice in one snapshot, and no item that has already
-       finished (an exited terminal, a tool call with a final status), whether newly listed or
-       named again by a later snapshot.""",
+       finished (an exited terminal, a tool call with a final status, a detached child reported
+       idle with an empty list of its own: nothing of it runs), whether newly listed or named
+       again by a later snapshot.""",
     ),
     # -- 1. User message -----------------------------------------------------------------------
     _r(

@@ -23,8 +23,9 @@ removed while the state is running or requires_action is observed as ``adopt`` (
 may be waiting on it; the guard ``becomes_foreground`` is true when the reading
 ``waited-on-background`` says so, and the context names that reading). A child's own idle is
 reported in its own session: a child leaving the list is observed as finalized there and then
-removed. An item listed before it was announced (a breach of its own) counts as listed from its
-announcement on.
+removed, and a child the list still names while its own latest state is idle with an empty list
+of its own (nothing of it runs) is observed as finalized before the list names it. An item
+listed before it was announced (a breach of its own) counts as listed from its announcement on.
 
 The session: the ``session/resume`` handshake of the session table (``model.session``) is
 observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), an
@@ -100,6 +101,7 @@ rules judge what a close stops; see the module docstring)."""
 _NO_CTX: Context = {}
 _ENTITY: Final = entity.SPEC.name
 _LISTED = frozenset({background.LISTED, background.FINALIZED})
+_UNFINISHED = frozenset({background.ANNOUNCED, background.LISTED})
 
 
 SESSION_KEY = ""
@@ -117,9 +119,10 @@ class Seen(Record):
     kept for the states that owe something (``MachineSpec.eventually``): an obligation left
     open is reported at the line that opened it. Not part of ``key``: lines never are."""
     refused: frozenset[tuple[str, str]] = frozenset()
-    """(machine name, entity key) of the entities a move of which the table refused: their
-    state is no longer what the wire shows, so what they would still owe is not judged (it
-    would be a consequence of the breach already reported)."""
+    """(machine name, entity key) of the entities a move of which the table refused, and of those
+    such a refusal leaves behind the wire (``left_behind``): their state is no longer what the
+    wire shows, so what they would still owe is not judged (it would be a consequence of the
+    breach already reported), nor is their listing."""
     listed: frozenset[tuple[str, str]] = frozenset()
     """The items of the last concrete background list, as (type, ID). (The shared facts keep
     it too, but the table monitor is dispatched after them: there it is already the new list.)"""
@@ -159,6 +162,13 @@ class Seen(Record):
 
 Observer = Callable[[dict[str, Any], Seen, Mapping[str, str]], Iterator[Observation]]
 Waiting = Callable[[], bool] | None
+Quiet = Callable[[str], bool]
+"""Whether nothing of a session runs: its latest state is idle and its latest background list
+is empty (``Facts.quiet``)."""
+
+
+def _nothing_quiet(sid: str) -> bool:
+    return False
 
 
 def item_key(kind: str, ident: str) -> str:
@@ -227,7 +237,14 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         yield from _item("subagent", child, seen, False)
 
 
-def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+def _snapshot(
+    upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], quiet: Quiet = _nothing_quiet
+) -> Iterator[Observation]:
+    """A state_update: the resume handshake's snapshot, and what its concrete background list
+    lists, keeps and removes. A child the list names while nothing of it runs (``quiet``: its
+    own latest state is idle with an empty list of its own) is finished first: a detached child
+    is listed only while something of it runs ("Background work"), so naming it is the table's
+    ``keep`` of a finalized item, or a ``list`` of a done one that is not a child running again."""
     if seen.handshake is not None:
         seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         seen.late = None
@@ -239,6 +256,11 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     cur = frozenset(keys)
     spec = background.SPEC
     refused = seen.refused
+    idle = frozenset(ident for kind, ident in cur if kind == "subagent" and quiet(ident))
+    for ident in sorted(idle):  # (a child whose own idle the parent's list did not follow)
+        key = item_key("subagent", ident)
+        if seen.state_of(spec, key) in _UNFINISHED and (spec.name, key) not in refused:
+            yield spec, key, "finalize", _NO_CTX
     for kind, ident in sorted(cur & prev):  # named again: the table says whether it still runs
         key = item_key(kind, ident)
         if (spec.name, key) not in refused:  # (a refused one's state no longer follows the wire)
@@ -247,7 +269,9 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         return
     repeats = (Counter(keys) - Counter(cur)).elements()  # named again inside the same list
     for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
-        yield spec, item_key(kind, ident), "list", {"child": kind == "subagent"}
+        key = item_key(kind, ident)
+        if (spec.name, key) not in refused:
+            yield spec, key, "list", {"child": kind == "subagent" and ident not in idle}
     state_now = upd.get("state")
     active = type(state_now) is str and state_now in ACTIVE_STATES
     for kind, ident in sorted(prev - cur):
@@ -267,6 +291,22 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         else:
             yield spec, key, "unlist", _NO_CTX
     seen.listed = cur
+
+
+_REOPENING: Final = frozenset(
+    {toolcall.STATUS_TRIGGER[status] for status in toolcall.LIVE} | {"custom_status"}
+)
+"""The tool call table's triggers to a live status: refused from a final one (a reopen)."""
+
+
+def left_behind(machine: str, key: str, trigger: str) -> tuple[tuple[str, str], ...]:
+    """The entities, besides ``(machine, key)`` itself, whose state a refused move of it by
+    ``trigger`` leaves behind the wire: a tool call reopened after its final status (the tool
+    call table's refusal) is live again on the wire, so its background item's finished state
+    no longer follows the wire either (listing it again is a consequence of that one breach)."""
+    if machine == toolcall.SPEC.name and trigger in _REOPENING:
+        return ((background.SPEC.name, item_key("tool_call", key)),)
+    return ()
 
 
 def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observation]:
@@ -398,14 +438,22 @@ def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> 
 
 
 def observe(
-    variant: str, upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: Waiting = None
+    variant: str,
+    upd: dict[str, Any],
+    seen: Seen,
+    readings: Mapping[str, str],
+    waiting: Waiting = None,
+    quiet: Quiet | None = None,
 ) -> list[Observation]:
     """The observations an Agent update of ``variant`` (its ``sessionUpdate``) makes, given what
     the session has shown so far (read before any of them is fired) and, inside a resume
     handshake, ``waiting``: whether a prompt of the session awaits its answer (asked only when it
-    matters)."""
+    matters); for a snapshot, ``quiet``: whether nothing of a session (a child it lists) runs."""
     found, found_entity = _OBSERVERS.get(variant, _NONE)
-    out = [] if found is None else list(found(upd, seen, readings))
+    if quiet is not None and variant in SNAPSHOTS:
+        out = list(_snapshot(upd, seen, readings, quiet))
+    else:
+        out = [] if found is None else list(found(upd, seen, readings))
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
     step = _entity_step(found_entity, upd)

@@ -138,6 +138,7 @@ FUTURE_STOP: Final = "future-stop-reason"
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 RESUME_WINDOW_IDLE: Final = "resume-window-idle"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
+UNLISTED_TOOL_WHILE_BLOCKED: Final = "unlisted-tool-while-blocked"
 BUSY_REFUSAL: Final = "busy-refusal"
 USER_MESSAGE_DEADLINE: Final = "user-message-deadline"
 USER_MESSAGE_CONTENT: Final = "user-message-content"
@@ -738,12 +739,13 @@ READINGS: Final[tuple[Reading, ...]] = (
             "Work boundaries and local commands",
             "Cancellation",
         ),
-        (169, 173, 181, 191),
+        (169, 173, 181, 191, 173),
         (
             "Clients MUST use that snapshot rather than infer activity",
             "without creating a new completion or cancellation",
             "When no foreground activity remains, the Agent MUST report idle",
             "so that Clients can reliably confirm the cancellation",
+            "Initial or resume snapshots report the current state without implying a transition",
         ),
         {
             "snapshot": """It is the resume snapshot (or a repeat of it), which creates no completion or
@@ -768,7 +770,17 @@ READINGS: Final[tuple[Reading, ...]] = (
               active state of the window is a change of the reported state, a transition the Client
               sees. may-be-live reads "When no foreground activity remains, the Agent MUST report
               idle" (Work boundaries) as allowing that idle before the snapshot, which the text does
-              not exclude but gives the Client no way to tell apart.""",
+              not exclude but gives the Client no way to tell apart. Neither alternative lets one
+              idle be both the snapshot and the confirming idle (the only state of a window, sent
+              while a cancellation is pending, stop reason cancelled or not): "Initial or resume
+              snapshots report the current state without implying a transition" (State
+              transitions), while confirming the cancellation is what an idle transition does ("When
+              an idle transition ends work, ... MUST use cancelled when confirming foreground
+              cancellation", same section); the resume snapshot is owed before every successful
+              resume response, so the only state of such a window is that snapshot, which by those
+              words is no transition and creates no cancellation. The text leaves no third way
+              open: an Agent sends the confirming idle before the resume, after its response, or in
+              the window after an active state reported there.""",
         ("CANCEL-11",),
         peers_same="""the simulated Agent reports no live state inside a resume window (the session
               table's resuming state lets it only replay history and send the snapshot, and it
@@ -803,6 +815,51 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("FG-04",),
         peers="""pending-output: while requires_action is reported, the Agent may send once a chunk of
               the message its work produced before it blocked; progress: never""",
+    ),
+    _reading(
+        UNLISTED_TOOL_WHILE_BLOCKED,
+        "Is a tool call first reported during active work, announced but not yet named by any "
+        "background list, that runs while requires_action is reported progress of the blocked work?",
+        ("Background work", "Waiting for user action", "Foreground and background work"),
+        (36, 37, 177),
+        (
+            "When background work starts or ends, the Agent SHOULD send a repeated state_update",
+            "Items are announced before they are listed",
+            "The session remains running if other foreground work can still progress",
+        ),
+        {
+            "foreground-unless-listed": """Yes: a tool call first reported during active work and not in
+                the latest background list is the work's tool execution, so its going in_progress (or
+                completing after its permission was granted) while requires_action is reported shows
+                progress without running reported (FG-04).""",
+            "may-be-background": """Not necessarily: one that no concrete background list has left out
+                since its first report (none reported since, or none at all) may be background work
+                announced before its first list, whose progress is not the blocked work's: no breach.
+                One that a concrete list reported since its first report left out is the work's, as
+                under foreground-unless-listed.""",
+        },
+        "foreground-unless-listed",
+        """The list is the one place the wire says which work is background: "Only background
+              work is listed ... A terminal or tool call that foreground work is waiting on is
+              foreground work and is not listed", and "When background work starts or ends, the
+              Agent SHOULD send a repeated state_update with the current state and the updated list"
+              (Background work): work that started in the background is listed when it starts, so
+              by the time it runs while the work is blocked an Agent that follows the text has
+              listed it. A tool call reported during the work and left unlisted is then its "tool
+              execution" (Foreground and background work), and "requires_action means the foreground
+              workflow as a whole is blocked on user action. The session remains running if other
+              foreground work can still progress" (Waiting for user action). may-be-background reads
+              "Items are announced before they are listed" and "Omitted or null means not reported,
+              not that nothing is running" (Background work) as leaving a running call's side open
+              until a list names it: the text allows the gap (the re-send is a SHOULD), but gives the
+              Client no way to tell such a call from the work's own; the readings
+              unlisted-tool-at-cancelled-idle and unlisted-tool-at-failed-idle let the same gap
+              stand at an idle by default, where a later list can still clear the call.""",
+        ("FG-04",),
+        peers="""may-be-background: an announced background tool call that no list names yet may go
+              pending or paused and back to in_progress, also while requires_action is reported, as
+              long as the session has reported no background list; foreground-unless-listed: only
+              once listed""",
     ),
     _reading(
         BUSY_REFUSAL,

@@ -51,6 +51,9 @@ SPEC = default_spec()  # $ACP_MODEL_SHARED, else ../shared
 
 IMAGE = {"type": "image", "mimeType": "image/png", "data": "AA=="}
 
+OPENED = [initialize("init"), initialized("init"), new_session("new"), created("new")]
+"""A connection initialized and session s1 created."""
+
 # -- one transcript per reading: (lines, findings under the default, alternative, findings) -------
 CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, int]]]] = {
     "unaccounted-user-message": (
@@ -190,6 +193,29 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         ],
         [("FG-04", 7)],
         "pending-output",
+        [],
+    ),
+    "unlisted-tool-while-blocked": (
+        [
+            *OPENED,
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("watch", "pending", title="Watch files"),
+            tool("tc_1", "pending"),
+            ask("p1", "tc_1"),
+            state("requires_action"),
+            tool("watch", "in_progress"),
+            permission_answer("p1", "allow"),
+            state("running"),
+            tool("tc_1", "in_progress"),
+            tool("tc_1", "completed"),
+            tool("watch", "completed"),
+            state("idle", stop="end_turn"),
+        ],
+        [("FG-04", 13)],
+        "may-be-background",
         [],
     ),
     "user-message-deadline": (
@@ -440,6 +466,26 @@ def _reading(case: str) -> str:
     return case.partition("/")[0]
 
 
+def test_an_unlisted_tool_call_a_list_left_out_is_the_blocked_work_s_under_both() -> None:
+    """unlisted-tool-while-blocked: a tool call announced before a concrete background list that
+    leaves it out (here the requires_action snapshot's ``[]``) is the work's under
+    may-be-background too: running while the work is blocked is FG-04's breach either way, and
+    the finding names no reading (its verdict does not depend on one)."""
+    lines = [
+        (s, {**m, "params": {**m["params"], "update": {**m["params"]["update"], "background": []}}})
+        if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "state_update"
+        else (s, m)
+        for s, m in CASES["unlisted-tool-while-blocked"][0]
+    ]
+    for alt in BY_NAME["unlisted-tool-while-blocked"].alternative_names():
+        ms = MonitorSet(readings={"unlisted-tool-while-blocked": alt})
+        for n, (sender, msg) in enumerate(lines, 1):
+            ms.feed(sender, msg, n)
+        ms.finish(quiescent=True)
+        found = [(f.rule, f.line, f.readings) for f in ms.findings if f.kind == "rule"]
+        assert found == [("FG-04", 13, ())], alt
+
+
 def test_every_reading_has_a_case() -> None:
     """Every reading with rules has a transcript here; the one without rules (the client
     view's) is tested on the view below."""
@@ -604,7 +650,13 @@ def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str
 
 
 @pytest.mark.parametrize(
-    "name", ["cancel-takes-effect", "unaccounted-user-message", "tool-updates-after-idle"]
+    "name",
+    [
+        "cancel-takes-effect",
+        "unaccounted-user-message",
+        "tool-updates-after-idle",
+        "unlisted-tool-while-blocked",
+    ],
 )
 def test_check_verdict_changes_with_reading(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

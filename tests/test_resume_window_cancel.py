@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from model import between as bw
 from properties.engine import MonitorSet
+from properties.readings import BY_NAME as READINGS_BY_NAME
 from tests.wire_dsl import (
     Line,
     answer,
@@ -118,3 +119,20 @@ def test_an_idle_no_active_state_of_the_window_precedes_is_the_snapshot() -> Non
     # a resume that fails (a close came) owed no snapshot: the idle may be the live one
     closed = [*_BLOCKED, cancel(), close(3), state("idle", stop="cancelled"), ok(3), fail(2, -32600)]
     assert _found(closed, quiescent=True, readings=_LIVE) == []
+
+
+def test_one_idle_is_never_both_the_snapshot_and_the_confirming_idle() -> None:
+    """review48 cases 3, 4, 6: the one idle cancelled of a window, while a cancellation is
+    pending, is the snapshot under both alternatives (CANCEL-11), and the reading argues why from
+    the text: a resume snapshot implies no transition, and confirming a cancellation is what an
+    idle transition does. The cancel may come before the resume (case 3) or be a close (case 6)."""
+    reading = READINGS_BY_NAME["resume-window-idle"]
+    quote = "Initial or resume snapshots report the current state without implying a transition"
+    assert quote in reading.spec_words and quote in reading.why_default
+    assert "Neither alternative lets one idle be both" in reading.why_default
+    before = [*_BLOCKED[:-1], cancel(), resume(2), state("idle", stop="cancelled"), ok(2)]
+    assert _found(before) == [(bw.CANCELLED_WORK_ENDS.rule, 10)]
+    assert _found(before, readings=_LIVE) == [(bw.CANCELLED_WORK_ENDS.rule, 11)]
+    closing = [*_BLOCKED, close(3), state("idle", stop="cancelled"), ok(2), ok(3)]
+    assert _found(closing) == [(bw.CANCELLED_WORK_ENDS.rule, 10)]
+    assert _found(closing, readings=_LIVE) == [(bw.CANCELLED_WORK_ENDS.rule, 11)]

@@ -28,6 +28,7 @@ from tests.wire_dsl import (
     fail,
     initialize,
     initialized,
+    item,
     prompt,
     say,
     state,
@@ -58,6 +59,54 @@ def test_a_status_after_a_final_one_is_the_tool_call_tables_forbidden_cell() -> 
     found = run([*TURN, tool("t1", "in_progress"), tool("t1", "completed"), tool("t1", "in_progress")])
     assert [(f.rule, f.line) for f in found] == [("BG-05", 7)]
     assert "tool call 't1' is completed, and the spec allows no 'run' from that state" in found[0].explanation
+
+
+def test_listing_a_reopened_tool_call_is_no_second_breach() -> None:
+    """review48 case 29: a listed tool call completes and is reopened (BG-05, the one breach);
+    the wire shows it in progress again, so a list that names it is no BG-17 'finished item'
+    (the background item's finished state was left behind the wire by the refused reopen). A
+    call that finished unlisted and is reopened, then listed, likewise. A finished call that is
+    listed again without a reopen is still BG-17."""
+    w1 = [item("tool_call", "w1")]
+    listed = [
+        *TURN,
+        tool("w1", "in_progress"),
+        state("idle", stop="end_turn", bg=w1),
+        tool("w1", "completed"),
+    ]
+    reopened = [
+        *listed,
+        tool("w1", "in_progress"),
+        state("idle", bg=w1),
+        tool("w1", "completed"),
+        state("idle", bg=[]),
+    ]
+    assert [(f.rule, f.line) for f in run(reopened)] == [("BG-05", 8)]
+    unlisted = [*TURN, tool("w1", "completed"), tool("w1", "in_progress"), state("idle", bg=w1)]
+    assert [(f.rule, f.line) for f in run(unlisted)] == [("BG-05", 6)]
+    assert [(f.rule, f.line) for f in run([*listed, state("idle", bg=w1)])] == [("BG-17", 8)]
+
+
+def test_a_child_with_nothing_running_is_not_listed() -> None:
+    """review48 case 127 ("Background work": a detached child is listed while its state is not
+    idle or its own list is non-empty or not reported; an idle child with no background work of
+    its own is not listed): the parent's list naming a child whose own latest state is idle with
+    [] names finished work (BG-17, the background table: a child's finish is its idle with an
+    empty list). Not while the child runs again, nor when its list is not reported."""
+    c1 = [item("subagent", "c1")]
+    started = [*TURN, update("subagent_update", "s1", sessionId="c1"), state("running", "c1", bg=[])]
+    listed = [*started, state("running", bg=c1)]
+    kept = [*listed, state("idle", "c1", stop="end_turn", bg=[]), state("idle", stop="end_turn", bg=c1)]
+    assert [(f.rule, f.line) for f in run(kept)] == [("BG-17", 9)]
+    unreported = [*listed, state("idle", "c1", stop="end_turn"), state("idle", stop="end_turn", bg=c1)]
+    assert run(unreported) == []
+    again = [*listed, state("idle", "c1", bg=[]), state("running", "c1", bg=[]), state("running", bg=c1)]
+    assert run(again) == []
+    late = [*started, state("idle", "c1", stop="end_turn", bg=[]), state("running", bg=c1)]
+    assert [(f.rule, f.line) for f in run(late)] == [("BG-17", 8)]
+    removed = [*kept[:-1], state("idle", stop="end_turn", bg=[])]
+    assert run([*removed, state("running", "c1", bg=[]), state("idle", bg=c1)]) == []
+    assert [(f.rule, f.line) for f in run([*removed, state("idle", bg=c1)])] == [("BG-17", 10)]
 
 
 def test_the_same_final_status_again_and_content_patches_are_no_reopening() -> None:

@@ -23,6 +23,8 @@ Per session (``SessionFacts``):
   was not idle (active, or unknown or custom: that state may have replaced running), until the
   next idle.
 - ``listed``: the items of the latest concrete background list (None before any).
+- ``quiet``: the latest state_update reported idle with an empty background list: nothing of the
+  session runs (an idle child with no background work of its own, "Background work").
 - ``bare_line``: line of the first state_update without a concrete background list sent before
   the session's first list; kept only under the reading ``state-updates-before-first-list=every``
   (0 otherwise).
@@ -137,6 +139,7 @@ class SessionFacts(Record):
     cancel_line: int = 0
     stopping: bool = False
     listed: frozenset[Key] | None = None
+    quiet: bool = False
     created: bool = False
     closed: bool = False
     bare_line: int = 0
@@ -155,6 +158,7 @@ class SessionFacts(Record):
             bool(self.cancel_line),
             self.stopping,
             self.listed,
+            self.quiet,
             self.created,
             self.closed,
             self.bare_line > 0,
@@ -204,6 +208,11 @@ class Facts(Monitor):
     def of(self, sid: str) -> SessionFacts:
         return self.sessions.get(sid) or self.sessions.setdefault(sid, SessionFacts())
 
+    def quiet(self, sid: str) -> bool:
+        """Nothing of the session runs (``SessionFacts.quiet``)."""
+        fs = self.sessions.get(sid)
+        return fs is not None and fs.quiet
+
     def replaying(self, sid: str) -> bool:
         """A session/resume of this session is received and not yet answered (history replay)."""
         fs = self.sessions.get(sid)
@@ -215,27 +224,9 @@ class Facts(Monitor):
         found = self.sessions.get(sid)
         return found is not None and found.created
 
-    def unset(self, sid: str) -> bool:
-        """The stream shows the connection from its start and nothing in it set ``sid`` up."""
-        return self.opening is True and sid not in self.set_up
-
     def active(self, sid: str) -> bool:
         found = self.sessions.get(sid)
         return found is not None and found.state in ACTIVE
-
-    def user_action_pending(self, sid: str) -> bool:
-        """A user-action request of session ``sid`` is outstanding (see the module docstring)."""
-        return any(asked.session == sid for asked in self.asking.values())
-
-    def disallowed_types(self, prompt: Any) -> tuple[str, ...]:
-        """Content types in a prompt array that the Agent's initialize answer does not allow
-        (``model.between`` ``Rules.unadvertised``; empty when that answer was not seen, or when
-        the prompt is not a list)."""
-        allowed = self.prompt_types
-        if allowed is None or type(prompt) is not list:
-            return ()
-        types = (block.get("type") if type(block) is dict else None for block in prompt)
-        return self.between.unadvertised(types, allowed, self.custom_prompt_ok)
 
     # -- handlers ------------------------------------------------------------------------
     @on("update", "state_update")
@@ -253,6 +244,7 @@ class Facts(Monitor):
             fs.period += 1
             fs.state_line = line
         fs.state = state
+        fs.quiet = state == "idle" and upd.get("background") == []
         if fs.resuming:
             fs.held = False
             fs.shown = True

@@ -419,7 +419,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 )
             if new == "requires_action" and prev in ("running", "idle") and not fs.resuming:
                 self._ex[bw.BLOCKED_ON_USER.rule] += 1
-                if not st.asked and not self.facts.user_action_pending(sid):
+                if not st.asked and not any(a.session == sid for a in self.facts.asking.values()):
                     st.ra_line = line
         if new != "idle":
             if not st.work:

@@ -24,7 +24,7 @@ the Client could have seen that answer. Each rule is a declaration of ``model.be
   unanswered (setup not finished), or for a session that a later ``session/new`` response
   creates, was sent before setup completed; so was one, in a stream that shows the connection
   from its start (its first Client request is ``initialize``: ``Facts.opening``), for a session
-  that nothing in it set up (``Facts.unset``: no ``session/new`` or ``session/fork`` response
+  that nothing in it set up (not in ``Facts.set_up``: no ``session/new`` or ``session/fork`` response
   named it, no ``session/resume`` of it succeeded, no ``subagent_update`` announced it). A stream
   that starts later in the connection is unchanged: its sessions are assumed set up;
 - prompt_has_content (USER-01): a ``session/prompt`` whose ``prompt`` is an empty array;
@@ -471,18 +471,22 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # what the Client may send, and when (see the module docstring)
         facts = self.facts
         content = params.get("prompt")
-        bad = facts.disallowed_types(content)  # () before the Agent's initialize answer
+        allowed = facts.prompt_types  # None before the Agent's initialize answer
+        bad: tuple[str, ...] = ()
+        if allowed is not None and type(content) is list:  # the types it does not allow
+            types = (block.get("type") if type(block) is dict else None for block in content)
+            bad = self.between.unadvertised(types, allowed, facts.custom_prompt_ok)
         self._gx[_SENT_KEY] += 1
         missing = self.between.setup_missing(
             facts.init_pending,
             sid is not None and facts.replaying(sid),
-            facts.opening is True and sid is not None and facts.unset(sid),
+            facts.opening is True and sid is not None and sid not in facts.set_up,  # nothing set it up
         )
         if missing is not None:
             self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)
         if self.between.empty_prompt(content):
             self.breach(_NOT_EMPTY, line, sid, "session/prompt with an empty prompt array", msg)
-        if facts.prompt_types is not None:
+        if allowed is not None:
             self._ex[_ADVERTISED] += 1
             if bad:
                 self.breach(

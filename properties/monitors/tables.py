@@ -55,6 +55,7 @@ from properties.observe import (
     VARIANTS,
     Observation,
     Seen,
+    left_behind,
     observe,
     resume_answered,
     resume_requested,
@@ -174,7 +175,8 @@ class TableMonitor(SessionMonitor[Seen]):
             return
         seen = self.sessions.get(sid) or self._session(sid)
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
-        found = observe(variant, upd, seen, self._owner.readings, waiting)
+        quiet = self.facts.quiet if variant in SNAPSHOTS else None
+        found = observe(variant, upd, seen, self._owner.readings, waiting, quiet)
         if found:
             replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
@@ -204,7 +206,7 @@ class TableMonitor(SessionMonitor[Seen]):
                 if spec.relaxed:  # allowed only because the variant dropped the rule?
                     broke = _dropped(spec, state, trigger, ctx)
             except ProtocolViolation as refused:
-                seen.refused = seen.refused | {where}
+                seen.refused = seen.refused | {where, *left_behind(spec.name, key, trigger)}
                 broke = refused
             if broke is not None:  # (set aside by the monitor set when its rule is dropped)
                 why = f" ({broke.detail})" if broke.detail else ""
