@@ -153,12 +153,14 @@ OWN_USER_MESSAGE: Final = Between(
     "own_user_message", "ACC-06", "Foreground and background work",
     "a live user message is reported that no success response returned (under the reading "
     "unaccounted-user-message=agent-initiated)",
-    "it may be the Agent's own insertion only for foreground work the Agent started itself while "
-    "no prompt waited for insertion and no inserted prompt awaited its work (an idle after unknown "
+    "it may be the Agent's own insertion: while no prompt of its session waits, reported during "
+    "any foreground work but a refused prompt's (work reported starting while a prompt waited "
+    "that was then answered with an error: its hook work), also work a prompt started once that "
+    "prompt is answered; while one waits, only during work the Agent started itself while no "
+    "prompt waited for insertion and no inserted prompt awaited its work (an idle after unknown "
     "or an unrecognized state may end work that started unseen, so no inserted prompt awaits its "
-    "work after it): reported during that work (whether a prompt received since waits or not: a "
-    "waiting prompt may then claim it, and none has to), or, while no prompt waits, outside work "
-    "when that work is reported starting next; "
+    "work after it: a waiting prompt may then claim it, and none has to); outside work, while no "
+    "prompt waits, when such work of its own is reported starting next; "
     "anywhere else it is a report no submission accounts for, counted against the waiting prompts "
     "(REJ-02 after a rejection, else ACC-06; SDM-05 in a session without prompts)",
     ("prompt", "foreground", "entity"),
@@ -268,7 +270,9 @@ RUNNING_ON_PROGRESS: Final = Between(
     "requests stay open (Waiting for user action)",
     "running was reported before that progress (or idle, when the work ends without it): the "
     "foreground table has no output from requires_action (its cell names the rule: stated there "
-    "once); a tool call in the latest background list is not the blocked work's; under the reading "
+    "once); a tool call in the latest background list is not the blocked work's, nor, under the "
+    "reading unlisted-tool-while-blocked=may-be-background, one no concrete list has left out since "
+    "its first report (announced before its first list); under the reading "
     "output-while-requires-action=pending-output message content may be output the work produced "
     "before it blocked",
     ("foreground", "entity", "tool_call", "permission"),
@@ -643,12 +647,18 @@ class Rules:
     (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
 
     @staticmethod
-    def tool_progress(of_foreground_work: bool, listed: bool) -> bool:
+    def tool_progress(
+        of_foreground_work: bool, listed: bool, unruled: bool = False, reading: str = ""
+    ) -> bool:
         """``running_on_progress``: whether a tool call that runs (goes in_progress, or completes
         after its permission was granted) is progress of the foreground work
         (``of_foreground_work``: first reported during active work) and not background work
-        (``listed``: in the latest background list)."""
-        return of_foreground_work and not listed
+        (``listed``: in the latest background list). One no concrete list has left out since its
+        first report (``unruled``: announced, not yet listed) is the work's under the reading
+        ``unlisted-tool-while-blocked`` in force (``reading``) unless it is ``may-be-background``:
+        "Items are announced before they are listed" (Background work), so it may be background
+        work not listed yet."""
+        return of_foreground_work and not listed and not (unruled and reading == "may-be-background")
 
     @staticmethod
     def tool_runs(status: str, granted_not_run: bool = False) -> bool:
@@ -777,7 +787,9 @@ class Rules:
         return self.steer or not (received_in_active_work and work_still_active)
 
     @staticmethod
-    def own_user_message(state: str, own_work: bool, prompt_waits: bool = False) -> bool | None:
+    def own_user_message(
+        state: str, own_work: bool, prompt_waits: bool = False, refused_work: bool = False
+    ) -> bool | None:
         """``own_user_message``: whether a user message no waiting prompt accounts for may be the
         Agent's own insertion, reported with the foreground state ``state`` (``active``, ``idle``
         or ``other``: unknown or custom, which place no work), ``own_work``: the latest work
@@ -785,12 +797,17 @@ class Rules:
         yet known (the work it is for must be reported starting next: an Agent that starts work
         itself knows it and reports it). While a prompt of the session waits (``prompt_waits``)
         only a message reported during that own work may be the Agent's own (then a waiting prompt
-        may still claim it, and none has to); any other is counted against the waiting prompts."""
+        may still claim it, and none has to); any other is counted against the waiting prompts.
+        While none waits, one reported during work is the Agent's own in any work, also in work a
+        prompt started once that prompt is answered (its message is the one its response named),
+        but not in a refused prompt's work (``refused_work``: reported starting while a prompt
+        waited that was then answered with an error, so it waited uninserted: its hook work,
+        whose user message is "for that submission", Prompts that are never inserted)."""
         if prompt_waits:
             return state == "active" and own_work
-        if state == "active" or own_work:
-            return own_work
-        return None
+        if state == "active":
+            return not refused_work
+        return True if own_work else None
 
     @staticmethod
     def own_work(waited_uninserted: bool, inserted_awaiting_work: bool) -> bool:
@@ -849,7 +866,11 @@ class Rules:
     @staticmethod
     def setup_missing(init_pending: bool, resuming: bool, unset: bool = False) -> str | None:
         """``setup_before_prompts``: what a session/prompt sent now comes before (None: nothing);
-        ``unset``: the stream shows the connection from its start and nothing set the session up."""
+        ``unset``: the stream shows the connection from its start and nothing set the session up.
+        A setup step the Client repeats is incomplete until answered, whatever came before: a
+        repeated initialize (the latest successful one is authoritative), a session/resume of a
+        session already set up (``resuming``: until its response the Client knows neither whether
+        it succeeded nor the snapshot it must use, Initial state and synchronization)."""
         if init_pending:
             return "initialize was answered successfully"
         if resuming:

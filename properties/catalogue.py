@@ -1489,7 +1489,9 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     ),
     "CANCEL-20": Freedom(_moves("agent", "end", "unanswered"), needs=("cancel", "permission|elicitation")),
     # rules of other levels whose sentence grants a freedom beside what it binds
+    "ACC-11": Freedom(_moves("agent", "user_message", "live_only"), needs=("live_only",)),
     "ACC-13": Freedom(_moves("agent", "answer", "closed"), needs=("answer_after_close", "close", "closes")),
+    "ENT-01": Freedom(_moves("agent", "tool", "shared_id"), needs=("shared_ids", "tool_calls", "outputs")),
     "BG-03": Freedom(
         _moves("agent", "tool_status", "background"), needs=("bg_pause", "bg_tool", "background")
     ),
@@ -1500,13 +1502,16 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     "MSGID-02": Freedom(_moves("agent", "clear"), needs=("clear", "outputs")),
     "NOTICE-02": Freedom(_moves("agent", "notice", "detailed"), needs=("notice_detail", "notice", "notices")),
 }
-"""Per MAY rule of the catalogue (every one: a test holds it total), the peer moves that take
-it; and per rule of another level whose spec sentence also grants a freedom, the moves that
-take that freedom: ACC-13 (an inserted prompt's success response after the close response:
-"Prompt responses need not precede the close response"), BG-03 (a background tool call kept
-pending or paused, not only in_progress), COMPACT-07 (a compaction completed with no summary:
-"Summary content is also optional"), MSGID-02 (a message's content cleared with [] or
-null), NOTICE-02 (a notice of any severity of the open enum, its description given or null).
-A new peer move that takes a freedom is added to its entry's ``takers``. A Client's takers
-are all its moves of the kind: the Client does not follow the foreground state, so it sends a
-prompt, a cancel or an answer whatever the state (running, after the work ended)."""
+"""Per MAY rule of the catalogue (every one: a test holds it total), the peer moves that take it;
+and per rule of another level whose spec sentence also grants a freedom, the moves that take
+that freedom: ACC-11 (an inserted user message not retained, so a replay omits it: "If the
+message is retained and replayed", "replay may omit live-only or discarded messages"), ACC-13
+(an inserted prompt's success response after the close response: "Prompt responses need not
+precede the close response"), BG-03 (a background tool call kept pending or paused, not only
+in_progress), ENT-01 (an entity under an ID one of another type has: "the same string can
+identify one entity of each type"), COMPACT-07 (a compaction completed with no summary: "Summary
+content is also optional"), MSGID-02 (a message's content cleared with [] or null), NOTICE-02 (a
+notice of any severity of the open enum, its description given or null). A new peer move that
+takes a freedom is added to its entry's ``takers``. A Client's takers are all its moves of the
+kind: the Client does not follow the foreground state, so it sends a prompt, a cancel or an
+answer whatever the state (running, after the work ended)."""

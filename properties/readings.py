@@ -138,6 +138,7 @@ FUTURE_STOP: Final = "future-stop-reason"
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 RESUME_WINDOW_IDLE: Final = "resume-window-idle"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
+UNLISTED_TOOL_WHILE_BLOCKED: Final = "unlisted-tool-while-blocked"
 BUSY_REFUSAL: Final = "busy-refusal"
 USER_MESSAGE_DEADLINE: Final = "user-message-deadline"
 USER_MESSAGE_CONTENT: Final = "user-message-content"
@@ -165,11 +166,12 @@ READINGS: Final[tuple[Reading, ...]] = (
                 live-only message of a local command): no breach, also when a prompt received since
                 waits (that prompt may still return its ID, and need not). One reported while no
                 prompt of its session waits for its answer is the Agent's own as well, in any work,
-                also in work a prompt started once that prompt is answered; outside work it is the
-                Agent's own only if the work reported starting next is its own, not a prompt's
-                (else ACC-06). Any other, reported while a prompt waits during work a prompt started
-                or outside work, is counted against the waiting prompts as under prompt-only
-                (ACC-06, ACC-03).""",
+                also in work a prompt started once that prompt is answered, but not in the work of a
+                refused prompt (reported starting while a prompt waited that was then answered with
+                an error: its hook work, REJ-02); outside work it is the Agent's own only if the work
+                reported starting next is its own, not a prompt's (else ACC-06). Any other, reported
+                while a prompt waits during work a prompt started or outside work, is counted against
+                the waiting prompts as under prompt-only (ACC-06, ACC-03).""",
             "other-sources": """A user message may have another source (an Agent-side insertion, a
                 delegated task): an unclaimed user message is no breach, and the counting of messages
                 against prompts proves nothing.""",
@@ -188,8 +190,17 @@ READINGS: Final[tuple[Reading, ...]] = (
               the Agent inserts the user message", and the text gives such work no message of the
               Agent's own while that prompt waits, so a user message reported then, or outside work
               while a prompt waits, is counted against the waiting prompts; once no prompt waits,
-              no prompt can account for it, and the Agent-initiated sentence leaves it to the Agent.
-              other-sources goes further than the text,
+              no prompt can account for it, and the Agent-initiated sentence leaves it to the Agent:
+              the answered prompt's message is the one its response named ("All updates for that
+              message MUST use the returned messageId", 2. Prompt accepted), and work may go on
+              after its turn ("Completing an individual prompt ... while other foreground activity
+              continues does not require an idle boundary", Work boundaries and local commands).
+              A refused prompt never had a message, and a rejection "MUST NOT emit user-message
+              updates for that submission" (Prompts that are never inserted): the work that started
+              while it waited is its hook work ("A failed foreground hook can therefore require both
+              a prompt error response and an idle update"), so a user message there is for that
+              submission (REJ-02); one in other work, after a refusal, has nothing tying it to the
+              refused submission. other-sources goes further than the text,
               which discourages reporting a delegated task as a user message (Session-directed
               messages).""",
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
@@ -198,7 +209,8 @@ READINGS: Final[tuple[Reading, ...]] = (
               follow-up of finished background work) while no prompt waits for its answer (it
               does not yet take the checker's leave to do so while a prompt received during that
               work waits), as that work's first output, or (feature own_text) at any point of that
-              work, with its own text or the text of a prompt it received; or just before it starts
+              work, with its own text or the text of a prompt it received, and then also in work a
+              prompt started once no prompt waits, but a refused prompt's; or just before it starts
               such work (feature announce: from idle, or while unknown or a custom state is shown,
               the work then reported starting); prompt-only: never""",
     ),
@@ -823,6 +835,51 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("FG-04",),
         peers="""pending-output: while requires_action is reported, the Agent may send once a chunk of
               the message its work produced before it blocked; progress: never""",
+    ),
+    _reading(
+        UNLISTED_TOOL_WHILE_BLOCKED,
+        "Is a tool call first reported during active work, announced but not yet named by any "
+        "background list, that runs while requires_action is reported progress of the blocked work?",
+        ("Background work", "Waiting for user action", "Foreground and background work"),
+        (36, 37, 177),
+        (
+            "When background work starts or ends, the Agent SHOULD send a repeated state_update",
+            "Items are announced before they are listed",
+            "The session remains running if other foreground work can still progress",
+        ),
+        {
+            "foreground-unless-listed": """Yes: a tool call first reported during active work and not in
+                the latest background list is the work's tool execution, so its going in_progress (or
+                completing after its permission was granted) while requires_action is reported shows
+                progress without running reported (FG-04).""",
+            "may-be-background": """Not necessarily: one that no concrete background list has left out
+                since its first report (none reported since, or none at all) may be background work
+                announced before its first list, whose progress is not the blocked work's: no breach.
+                One that a concrete list reported since its first report left out is the work's, as
+                under foreground-unless-listed.""",
+        },
+        "foreground-unless-listed",
+        """The list is the one place the wire says which work is background: "Only background
+              work is listed ... A terminal or tool call that foreground work is waiting on is
+              foreground work and is not listed", and "When background work starts or ends, the
+              Agent SHOULD send a repeated state_update with the current state and the updated list"
+              (Background work): work that started in the background is listed when it starts, so
+              by the time it runs while the work is blocked an Agent that follows the text has
+              listed it. A tool call reported during the work and left unlisted is then its "tool
+              execution" (Foreground and background work), and "requires_action means the foreground
+              workflow as a whole is blocked on user action. The session remains running if other
+              foreground work can still progress" (Waiting for user action). may-be-background reads
+              "Items are announced before they are listed" and "Omitted or null means not reported,
+              not that nothing is running" (Background work) as leaving a running call's side open
+              until a list names it: the text allows the gap (the re-send is a SHOULD), but gives the
+              Client no way to tell such a call from the work's own; the readings
+              unlisted-tool-at-cancelled-idle and unlisted-tool-at-failed-idle let the same gap
+              stand at an idle by default, where a later list can still clear the call.""",
+        ("FG-04",),
+        peers="""may-be-background: an announced background tool call that no list names yet may go
+              pending or paused and back to in_progress, also while requires_action is reported, as
+              long as the session has reported no background list; foreground-unless-listed: only
+              once listed""",
     ),
     _reading(
         BUSY_REFUSAL,

@@ -3,7 +3,9 @@ a feature in ``simulator.peers.config.OFF_BY_DEFAULT``, fired by an exhaustive s
 ``acp-model explore``): the user stopping the work through a permission option the Agent offers
 (the work ends ``cancelled`` with no session/cancel); an inserted prompt's success response after
 the session/close response; background tool calls pending or paused; a message's content cleared;
-notices of other severities with their optional fields. Each test shows the move is not offered
+notices of other severities with their optional fields; (since stop 48) an inserted user message
+reported live only, left out of a later replay; a tool call under the current agent message's ID.
+Each test shows the move is not offered
 without its feature, is offered with it, and that the checker (monitors and, where ../shared is
 present, the schema) accepts the run that takes it."""
 
@@ -233,3 +235,86 @@ def test_a_compaction_may_complete_without_its_summary() -> None:
     assert done["status"] == "completed" and "summary" not in done
     events, without = _taken("compaction", "compact_once")
     assert events["agent.compact_end"] > without["agent.compact_end"] > 0
+
+
+LIVE = ("agent", "user_message", (1, "live"))
+
+
+def _resumed(first: Any) -> list[Any]:
+    """A turn whose user message ``first`` reports, then a close and a resume asking for the
+    replay."""
+    turn = [("agent", "answer", 1), D, ("agent", "say", None), D, ("agent", "end", "end_turn"), D]
+    close = [("client", "close", None), D, ("agent", "close_response", None), D]
+    return [*INSERTED[:-1], first, *turn, *close, ("client", "resume", True), D, ("agent", "replay", None), D]
+
+
+def _replayed(run: Any) -> list[str]:
+    """The kinds of the session updates the Agent sent between the resume request and its response."""
+    out: list[str] = []
+    resuming = False
+    for _, m in run.world.transcript:
+        if m.get("method") == "session/resume":
+            resuming = True
+        elif resuming and m.get("method") == "session/update":
+            out.append(m["params"]["update"]["sessionUpdate"])
+        elif resuming and "result" in m:
+            break
+    return out
+
+
+def test_a_user_message_reported_live_only_is_left_out_of_the_replay() -> None:
+    """2. Prompt accepted: "For a locally handled command that the runtime does not record, it can
+    instead insert a live-only ACP user message"; "Every inserted input ... is reported live, but
+    Agents are not required to persist it"; "replay may omit live-only or discarded messages"
+    (feature ``live_only``): the message is reported live and not retained, so the replay sends
+    the turn's output without it, and the checker accepts that."""
+    assert LIVE not in scripted(INSERTED[:-1], DEFAULT).world.enabled()
+    cfg = _with("live_only")
+    assert LIVE in scripted(INSERTED[:-1], cfg).world.enabled()
+    assert _replayed(_accepted(_resumed(("agent", "user_message", 1)), cfg)) == [
+        "user_message",
+        "agent_message",
+        "state_update",
+    ]
+    run = _accepted(_resumed(LIVE), cfg)
+    assert _updates(run)[1]["sessionUpdate"] == "user_message"  # reported live
+    assert _replayed(run) == ["agent_message", "state_update"]  # and not replayed
+    assert LIVE not in run.world.enabled()  # reported once
+
+
+def test_the_closes_slice_reports_a_user_message_live_only() -> None:
+    events, without = _taken("closes", "live_only")
+    contexts = {"agent.user_message": [("live", lambda peer, ev: type(ev[2]) is tuple)]}
+    parts, _ = bfs.search_states(bfs.SLICE_BY_NAME["closes"].cfg, frozenset(), None)
+    assert parts.events(contexts)["agent.user_message[live]"] > 0
+    assert events["agent.replay"] > without["agent.replay"] > 0
+
+
+def test_a_tool_call_may_take_the_id_of_the_current_message() -> None:
+    """Entity IDs: "An ID is unique among entities of the same type within a session, not across
+    all entity types, so the same string can identify one entity of each type" (feature
+    ``shared_ids``): the tool call is created under the agent message's ID, runs and completes,
+    and each entity keeps its own updates; the checker accepts it."""
+    said = [*START, ("agent", "say", None), D]
+    shared = ("agent", "tool", "shared")
+    assert shared not in scripted(said, DEFAULT).world.enabled()
+    cfg = _with("shared_ids")
+    assert shared not in scripted(START, cfg).world.enabled()  # no message yet
+    mid = scripted(said, cfg).world.agent.cur_msg
+    assert mid is not None and shared in scripted(said, cfg).world.enabled()
+    steps = [shared, ("agent", "tool_run", mid), ("agent", "tool_done", mid), D]
+    run = _accepted([*said, *steps, ("agent", "say", None), ("agent", "end", "end_turn"), D], cfg)
+    kinds = [(u["sessionUpdate"], u.get("messageId") or u.get("toolCallId")) for u in _updates(run)]
+    assert ("agent_message", mid) in kinds and ("tool_call_update", mid) in kinds
+    two = scripted([*said, shared], cfg.with_(tool_calls=2)).world.enabled()
+    assert ("agent", "tool", None) in two and shared not in two  # one tool call under that ID
+
+
+def test_the_output_slice_shares_an_id_between_a_message_and_a_tool_call() -> None:
+    sl = bfs.SLICE_BY_NAME["output"]
+    contexts = {"agent.tool": [("shared", lambda peer, ev: ev[2] == "shared")]}
+    parts, _ = bfs.search_states(sl.cfg, frozenset(), None)
+    assert parts.events(contexts)["agent.tool[shared]"] > 0
+    without = sl.cfg.with_(features=sl.cfg.features - {"shared_ids"})
+    parts, _ = bfs.search_states(without, frozenset(), None)
+    assert parts.events(contexts)["agent.tool[shared]"] == 0

@@ -175,3 +175,27 @@ def test_its_own_user_message_may_come_later_in_its_own_work_with_any_text() -> 
         [own] = [u for u in updates(run, "user_message") if u["messageId"].startswith("msg_x")]
         assert own["content"][0]["text"] == ("continue" if how is None else "prompt 1")
         assert not [f for f in run.findings if f.kind == "rule"]
+
+
+def test_with_own_text_its_own_user_message_may_come_in_a_prompts_work_once_answered() -> None:
+    """review48 problem 2: model.between own_user_message allows the Agent's own user message in
+    work a prompt started once no prompt waits (the default of unaccounted-user-message), but not
+    in a refused prompt's hook work. Under own_text (the twins') the simulated Agent takes it
+    (decidability's REJ-02 witness, seed 120, a message after a refusal during prompt 1's work,
+    needs it) and the checker accepts it; not while the prompt waits, nor without own_text."""
+    narrow = OWN_TEXT.with_(features=OWN_TEXT.features - {"own_text"})
+    refused = [*START, ("client", "prompt", None), D, ("agent", "reject", 2), D]
+    for script in (START, refused):
+        assert ("agent", "synthetic_user", None) in scripted(script, OWN_TEXT).world.enabled()
+        assert not [e for e in scripted(script, narrow).world.enabled() if e[1] == "synthetic_user"]
+        run = scripted(
+            [*script, ("agent", "synthetic_user", None), D, ("agent", "end", "end_turn"), D],
+            OWN_TEXT,
+            frozenset(),
+            MonitorSet(),
+        )
+        assert not [f for f in run.findings if f.kind == "rule"]
+    waiting = START[:-2]  # prompt 1 not answered yet
+    hook = [("client", "prompt", None), D, ("agent", "start", None), D, ("agent", "reject", 1), D]
+    for script in (waiting, hook):
+        assert not [e for e in scripted(script, OWN_TEXT).world.enabled() if e[1] == "synthetic_user"]

@@ -140,6 +140,8 @@ def test_the_agent_reports_the_user_message_before_a_cancelled_idle() -> None:
 def test_the_declarations_executed() -> None:
     assert BETWEEN.user_messages_owed(["msg_u_1"]) and not BETWEEN.user_messages_owed([])
     assert BETWEEN.own_user_message("active", True) is True
-    assert BETWEEN.own_user_message("active", False) is False
+    assert BETWEEN.own_user_message("active", False) is True  # no prompt waits: any work
+    assert BETWEEN.own_user_message("active", False, refused_work=True) is False
+    assert BETWEEN.own_user_message("active", False, True) is False  # a prompt waits
     assert BETWEEN.own_user_message("idle", False) is None
     assert BETWEEN.own_user_message("other", True) is True

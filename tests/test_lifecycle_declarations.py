@@ -73,6 +73,10 @@ def test_the_lifecycle_functions() -> None:
     assert bw.SPEC.tool_progress(of_foreground_work=True, listed=False)
     assert not bw.SPEC.tool_progress(of_foreground_work=True, listed=True)
     assert not bw.SPEC.tool_progress(of_foreground_work=False, listed=False)
+    # unlisted-tool-while-blocked: an unruled call (announced, no list left it out) may be background
+    for alt, progress in (("foreground-unless-listed", True), ("may-be-background", False)):
+        assert bw.SPEC.tool_progress(True, False, True, alt) is progress
+        assert bw.SPEC.tool_progress(True, False, False, alt)  # a list left it out: the work's
     assert bw.SPEC.never_idled(bw.IDLE_ENDS_WORK.rule, cancel_pending=False) == bw.IDLE_ENDS_WORK.rule
     assert bw.SPEC.never_idled(bw.IDLE_ENDS_WORK.rule, cancel_pending=True) == bw.CANCELLED_WORK_ENDS.rule
     owed = bw.IDLE_ENDS_WORK.rule

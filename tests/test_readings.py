@@ -51,6 +51,9 @@ SPEC = default_spec()  # $ACP_MODEL_SHARED, else ../shared
 
 IMAGE = {"type": "image", "mimeType": "image/png", "data": "AA=="}
 
+OPENED = [initialize("init"), initialized("init"), new_session("new"), created("new")]
+"""A connection initialized and session s1 created."""
+
 # -- one transcript per reading: (lines, findings under the default, alternative, findings) -------
 CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, int]]]] = {
     "unaccounted-user-message": (
@@ -81,10 +84,16 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "prompt-only",
         [("ACC-06", 7)],
     ),
-    # review47 case 153: prompt-started work, its prompt answered, then a user message while no
-    # prompt waits: the Agent's own under the default (its description says so), ACC-06 under prompt-only
+    # review47 case 153, review48 case 49: prompt-started work, its prompt answered, then a user
+    # message while no prompt waits: the Agent's own under the default (its description says so),
+    # ACC-06 under prompt-only; with the session's setup on the wire, as every recording has it
+    # (review48 case 165, the same without it, was accepted while 49 was not)
     "unaccounted-user-message/after-answer": (
         [
+            initialize(0),
+            initialized(0),
+            new_session("n"),
+            created("n"),
             prompt(1),
             state("running"),
             user("u1"),
@@ -94,7 +103,47 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         ],
         [],
         "prompt-only",
-        [("ACC-06", 5)],
+        [("ACC-06", 9)],
+    ),
+    # review48 case 17: the same after a prompt received during that work was refused: nothing
+    # ties x9 to the refused submission (REJ-02: "for that submission"), and no prompt waits
+    "unaccounted-user-message/after-refusal": (
+        [
+            initialize(0),
+            initialized(0),
+            new_session("n"),
+            created("n"),
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            prompt(2),
+            fail(2, -32602),
+            user("x9"),
+            state("idle", stop="end_turn"),
+        ],
+        [],
+        "prompt-only",
+        [("REJ-02", 11)],
+    ),
+    # the work was answered into while idle was reported (prompt 1 inserted before its work
+    # started): its message returned, a second one in that work, no prompt waiting, is the Agent's own
+    "unaccounted-user-message/inserted-while-idle": (
+        [
+            initialize(0),
+            initialized(0),
+            new_session("n"),
+            created("n"),
+            prompt(1),
+            answer(1, "u1"),
+            state("running"),
+            user("u1"),
+            user("x9"),
+            state("idle", stop="end_turn"),
+        ],
+        [],
+        "prompt-only",
+        [("ACC-06", 9)],
     ),
     "approval-racing-cancel": (
         [
@@ -190,6 +239,29 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         ],
         [("FG-04", 7)],
         "pending-output",
+        [],
+    ),
+    "unlisted-tool-while-blocked": (
+        [
+            *OPENED,
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("watch", "pending", title="Watch files"),
+            tool("tc_1", "pending"),
+            ask("p1", "tc_1"),
+            state("requires_action"),
+            tool("watch", "in_progress"),
+            permission_answer("p1", "allow"),
+            state("running"),
+            tool("tc_1", "in_progress"),
+            tool("tc_1", "completed"),
+            tool("watch", "completed"),
+            state("idle", stop="end_turn"),
+        ],
+        [("FG-04", 13)],
+        "may-be-background",
         [],
     ),
     "user-message-deadline": (
@@ -440,6 +512,26 @@ def _reading(case: str) -> str:
     return case.partition("/")[0]
 
 
+def test_an_unlisted_tool_call_a_list_left_out_is_the_blocked_work_s_under_both() -> None:
+    """unlisted-tool-while-blocked: a tool call announced before a concrete background list that
+    leaves it out (here the requires_action snapshot's ``[]``) is the work's under
+    may-be-background too: running while the work is blocked is FG-04's breach either way, and
+    the finding names no reading (its verdict does not depend on one)."""
+    lines = [
+        (s, {**m, "params": {**m["params"], "update": {**m["params"]["update"], "background": []}}})
+        if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "state_update"
+        else (s, m)
+        for s, m in CASES["unlisted-tool-while-blocked"][0]
+    ]
+    for alt in BY_NAME["unlisted-tool-while-blocked"].alternative_names():
+        ms = MonitorSet(readings={"unlisted-tool-while-blocked": alt})
+        for n, (sender, msg) in enumerate(lines, 1):
+            ms.feed(sender, msg, n)
+        ms.finish(quiescent=True)
+        found = [(f.rule, f.line, f.readings) for f in ms.findings if f.kind == "rule"]
+        assert found == [("FG-04", 13, ())], alt
+
+
 def test_every_reading_has_a_case() -> None:
     """Every reading with rules has a transcript here; the one without rules (the client
     view's) is tested on the view below."""
@@ -604,7 +696,13 @@ def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str
 
 
 @pytest.mark.parametrize(
-    "name", ["cancel-takes-effect", "unaccounted-user-message", "tool-updates-after-idle"]
+    "name",
+    [
+        "cancel-takes-effect",
+        "unaccounted-user-message",
+        "tool-updates-after-idle",
+        "unlisted-tool-while-blocked",
+    ],
 )
 def test_check_verdict_changes_with_reading(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

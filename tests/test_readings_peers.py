@@ -43,6 +43,8 @@ class Case:
     """Events after the freedom, before settling (to reach a verdict)."""
     breaks: str | None = None
     """A rule of the reading a monitor set under another alternative reports on the transcript."""
+    tool_calls: int = 1
+    """Tool calls the Agent may report (a background one counts)."""
 
 
 ASKED = [
@@ -125,6 +127,15 @@ CASES = {
         then=(("agent", "tool_done", "tc_bg_1"), ("agent", "answer", 1), ("agent", "end", "end_turn")),
         breaks="BG-11",
     ),
+    "unlisted-tool-while-blocked": Case(
+        [*START, ("agent", "bg_start", "tool_call")],
+        ("agent", "tool_status", ("tc_bg_1", "paused")),
+        ("may-be-background",),
+        frozenset({"bg_tool", "bg_pause", "permission"}),
+        then=(("agent", "tool_ask", None), ("agent", "tool_status", ("tc_bg_1", "in_progress"))),
+        breaks="FG-04",  # the watcher, announced and not listed, runs while the work is blocked
+        tool_calls=2,
+    ),
     "cancelled-invalid-prompt": Case(
         [P, D, ("client", "cancel", None), D],
         ("agent", "withdraw_invalid", 1),
@@ -183,7 +194,14 @@ CASES = {
 
 
 def _cfg(case: Case, name: str, alt: str) -> Config:
-    return SMALL.with_(features=case.features, prompts=2, capacity=8, cancel_requests=1, readings={name: alt})
+    return SMALL.with_(
+        features=case.features,
+        prompts=2,
+        capacity=8,
+        cancel_requests=1,
+        tool_calls=case.tool_calls,
+        readings={name: alt},
+    )
 
 
 def test_every_reading_that_concerns_the_peers_has_a_case() -> None:

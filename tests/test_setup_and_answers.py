@@ -94,6 +94,21 @@ def test_a_failed_resume_sets_nothing_up() -> None:
     assert errors(check([*lines, prompt(1, "s2"), fail(1, -32602)])) == [("INTRO-01", 6)]
 
 
+def test_a_setup_step_repeated_is_incomplete_until_answered() -> None:
+    """Review48 case 147 (left as it is): a prompt inside the window of a session/resume of a
+    session session/new set up on this connection precedes that setup's completion, as one sent
+    while a repeated initialize is answered does (the latest one is authoritative): until the
+    response the Client knows neither whether the resume succeeded nor the snapshot it "MUST use"
+    (Initial state and synchronization). Once answered, prompts may follow."""
+    opened = [*HANDSHAKE, new_session("n"), created("n")]
+    window = [resume("r", replay=False), prompt(1), state("idle"), ok("r")]
+    assert errors(check([*opened, *window, fail(1, -32602)])) == [("INTRO-01", 6)]
+    after = [resume("r", replay=False), state("idle"), ok("r"), prompt(1), fail(1, -32602)]
+    assert errors(check([*opened, *after])) == []
+    again = [initialize("j"), prompt(1), initialized("j"), fail(1, -32602)]
+    assert errors(check([*opened, *again])) == [("INTRO-01", 6)]
+
+
 def test_a_prompt_before_setup_is_reported_once() -> None:
     """At its line (before the initialize was answered), not again at the session/new response
     that creates its session."""

@@ -127,21 +127,23 @@ live even inside the window (judged as below; under a returned ID, it is that me
 
 *Agent-initiated user messages.* Under the reading ``unaccounted-user-message=agent-initiated``
 (the default) a live user message first reported while no prompt of the session waits for its
-answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted.
-One reported while a prompt waits, during foreground work the Agent started itself (reported
-starting while no prompt waited, and no prompt inserted while idle was reported, with no other
-state reported since its receipt, awaited it: ``_Prompt.worked``), may be the Agent's own
-or a waiting prompt's: kept apart (``optional``), never counted, and a success response may
-still return it (ACC-07 if it came before that prompt's receipt); forgotten once no waiting
-prompt received before it remains. One reported outside work (idle, unknown or a custom state)
-while no prompt waits is the Agent's own only for work of its own reported starting next
-(``own_wait``): it is a breach when the next work is a prompt's: one answered with success while
-idle was reported awaited it, or one received while idle was reported still waits at its start
-with no other state reported since (``_Prompt.idle_receipt``: inserted while idle, or not yet
-inserted, the work is that prompt's either way, ``model.between`` own_work). The breach is
-reported at the start, or, while such a prompt waits, at the answer that leaves none to return
-the message's ID (one that returns it breaks ACC-07 instead). Under ``prompt-only`` every live
-one is counted; under ``other-sources`` nothing is.
+answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted;
+in work, also in work a prompt started once that prompt is answered, but not in a refused
+prompt's hook work (reported starting while a prompt waited that was then answered with an
+error: ``started``, REJ-02). One reported while a prompt waits, during foreground work the Agent
+started itself (reported starting while no prompt waited, and no prompt inserted while idle was
+reported, with no other state reported since its receipt, awaited it: ``_Prompt.worked``), may
+be the Agent's own or a waiting prompt's: kept apart (``optional``), never counted, and a
+success response may still return it (ACC-07 if it came before that prompt's receipt); forgotten
+once no waiting prompt received before it remains. One reported outside work (idle, unknown or a
+custom state) while no prompt waits is the Agent's own only for work of its own reported
+starting next (``own_wait``): it is a breach when the next work is a prompt's: one answered with
+success while idle was reported awaited it, or one received while idle was reported still waits
+at its start with no other state reported since (``_Prompt.idle_receipt``: inserted while idle,
+or not yet inserted, the work is that prompt's either way, ``model.between`` own_work). The
+breach is reported at the start, or, while such a prompt waits, at the answer that leaves none
+to return the message's ID (one that returns it breaks ACC-07 instead). Under ``prompt-only``
+every live one is counted; under ``other-sources`` nothing is.
 
 *Naming the unclaimed message.* A growth of ``d`` at a new user message is a certain breach, but
 when a waiting prompt received before it could still claim it, which message stays unclaimed
@@ -869,7 +871,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 and not (waits and started[3])
                 and self.between.own_work(started[2], started[1])
             )
-            own = self.between.own_user_message(state, own_work or not (shown or waits), waits)
+            refused = started is not None and started[2]  # (a refused prompt's hook work)
+            own = self.between.own_user_message(state, own_work or not (shown or waits), waits, refused)
             if own and waits:  # the Agent's own, or a waiting prompt's: none need claim it
                 ps.optional[mid] = line
                 self._ex[rule] += 1
@@ -882,7 +885,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     ps.own_wait = (mid, line, rule, why, msg, None, False)
                 return
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
-            why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
+            why += (
+                " (no prompt waited, but the work it came in started while a prompt waited that was "
+                "then refused: that prompt's hook work)"
+            )
         ps.unclaimed[mid] = line
         self._ex[rule] += 1
         if rule == SAME_ID:

@@ -8,7 +8,9 @@ What is certain in proxy order, and why
   model: ``properties.monitors.tables``.)
 - ``model.between`` RUNNING_ON_PROGRESS (FG-04 and its restatements, reported under FG-04): while
   the reported state is requires_action, a foreground tool call (first reported during active
-  work, not in the latest background list: ``Rules.tool_progress``) moving to ``in_progress``,
+  work, not in the latest background list, nor, under the reading ``unlisted-tool-while-blocked``
+  = ``may-be-background``, announced since the last concrete list: ``Rules.tool_progress``)
+  moving to ``in_progress``,
   or completing after its permission was granted (the tool ran: a refusal's fallback that fails
   or cancels it is no progress), shows progress without running reported. New tool calls are
   not evidence: background work may announce them at any time. Once per stretch. A permission
@@ -150,6 +152,7 @@ from properties.readings import (
     TOOL_UPDATES_AFTER_IDLE,
     UNLISTED_TOOL_AT_CANCELLED_IDLE,
     UNLISTED_TOOL_AT_FAILED_IDLE,
+    UNLISTED_TOOL_WHILE_BLOCKED,
 )
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
@@ -335,8 +338,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         # a foreground tool call ran: progress of the foreground work, which needs running
         # reported after requires_action (the foreground table's output from requires_action)
         listed = fs.listed
-        if not self.between.tool_progress(created > 0, listed is not None and ("tool_call", tid) in listed):
-            return  # background work: not progress of the blocked foreground work
+        unruled = tid in ts.fresh  # announced, and no concrete list has left it out since
+        reading = self.reading(UNLISTED_TOOL_WHILE_BLOCKED)
+        if not self.between.tool_progress(
+            created > 0, listed is not None and ("tool_call", tid) in listed, unruled, reading
+        ):
+            return  # (maybe) background work: not progress of the blocked foreground work
         self._gx[_RA_GROUP_KEY] += 1
         if ts.ra_period == fs.period:
             return
@@ -351,6 +358,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 f"tool call {tid!r} of the blocked foreground work {ran}, but running was not "
                 "reported after requires_action",
                 msg,
+                (UNLISTED_TOOL_WHILE_BLOCKED,) if unruled else (),
             )
 
     def _finished(self, ts: _Session, fs: SessionFacts, tid: str, upd: dict[str, Any]) -> None:

@@ -118,10 +118,11 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "output",
-        "chunks thought plan limits notice usage fail custom_stop extras rich_prompt clear notice_detail",
+        "chunks thought plan limits notice usage fail custom_stop extras rich_prompt clear notice_detail "
+        "shared_ids",
         "messages, chunks, thoughts, plans (and their removal), stop reasons (also custom), errors "
         "and rejection, notices (also of other severities, with a description or null), usage; a "
-        "message's content cleared ([] or null)",
+        "message's content cleared ([] or null); a tool call under the current message's ID",
         tool_calls=1,
         cancels=0,
         notices=1,
@@ -230,10 +231,11 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "closes",
-        "close hold resume unknown unseen_end",
+        "close hold resume unknown unseen_end live_only",
         "session/close sent again while the session is closing, or once it is closed; a resume "
-        "replaying more than one update; work ending unseen while unknown is reported, and the "
-        "close then answered with the state still unknown",
+        "replaying more than one update, or leaving out a user message reported live only; work "
+        "ending unseen while unknown is reported, and the close then answered with the state "
+        "still unknown",
         cancels=0,
         closes=2,
         outputs=1,

@@ -149,6 +149,14 @@ CONTEXTS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
         "a compaction completed with its summary omitted",
         lambda peer, ev: ev[2] == "bare" or (type(ev[2]) is tuple and ev[2][1:] == ("bare",)),
     ),
+    "live_only": (
+        "an inserted user message reported live only (not retained for a replay)",
+        lambda peer, ev: type(ev[2]) is tuple and ev[2][1:] == ("live",),
+    ),
+    "shared_id": (
+        "an entity under an ID an entity of another type has (a tool call under a message's)",
+        lambda peer, ev: ev[2] == "shared",
+    ),
     "detailed": (
         "a notice of another severity, with its optional fields",
         lambda peer, ev: ev[2] is not None,

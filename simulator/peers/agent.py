@@ -166,6 +166,8 @@ class Agent(Freedoms, Deviating):
                 interim = self.between.user_content_replaceable(self.rd["user-message-content"])
                 if "interim" in features and "interim" not in self.extras and interim:
                     add(("agent", "user_message", (rid, "interim")))
+                if "live_only" in features:  # reported live, not retained: no replay shows it
+                    add(("agent", "user_message", (rid, "live")))
         # the close response, once the session table allows it; that everything else is settled
         # first (work ended and reported idle, prompts answered or stopped, compactions ended,
         # background work finished and unlisted) is this Agent's own behaviour (closing stops
@@ -445,16 +447,20 @@ class Agent(Freedoms, Deviating):
     def _do_user_message(self, arg: int | tuple[int, str]) -> list[Msg]:
         """The inserted user message of prompt ``arg``; ``(rid, "interim")`` (feature ``interim``,
         once per run): reported first with text of the Agent's own (a placeholder), its content
-        still owed (a later ``user_message`` or ``user_chunks`` replaces it)."""
-        if isinstance(arg, tuple):
+        still owed (a later ``user_message`` or ``user_chunks`` replaces it); ``(rid, "live")``
+        (feature ``live_only``): reported live and not retained, as a locally handled command's
+        live-only message, so a later replay leaves it out ("Agents are not required to persist
+        it or retain it", "replay may omit live-only or discarded messages", 2. Prompt accepted)."""
+        if isinstance(arg, tuple) and arg[1] == "interim":
             self.extras = self.extras | {"interim"}
             return [
                 wire.message("user_message", self.sid, self.prompts[arg[0]][1], [wire.text("(inserting)")])
             ]
-        rid = arg
+        rid = arg[0] if isinstance(arg, tuple) else arg
         _put(self.prompts, rid, 2, True)
         msg = wire.message("user_message", self.sid, self.prompts[rid][1], self._echo(rid))
-        self.history.append(msg)
+        if not isinstance(arg, tuple):
+            self.history.append(msg)
         return [msg]
 
     def _do_user_chunks(self, rid: int) -> list[Msg]:

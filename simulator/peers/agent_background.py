@@ -18,7 +18,7 @@ from model import foreground as fgm
 from model import permission as pm
 from model import terminal as tm
 from model import toolcall as tcm
-from properties.readings import TOOL_WITH_LISTED_TERMINAL
+from properties.readings import TOOL_WITH_LISTED_TERMINAL, UNLISTED_TOOL_WHILE_BLOCKED
 from simulator.peers import deviations, wire
 from simulator.peers.agent_state import BOUNDED_COMPACTION, AgentState, Msg, _embedding, _put
 
@@ -161,12 +161,15 @@ class BackgroundWork(AgentState):
         ``bg_pause``, a listed background tool call goes pending (scheduled) or paused (suspended)
         and back to in_progress, as the tool-call table allows (``tool_status``): Background work,
         "pending and paused tool calls are still live", and a list of only such calls means work
-        is scheduled or suspended but nothing runs now. Only once listed, this Agent's own
-        choice: before its first list, a tool call announced during active work reads on the
-        wire as the work's own (only background work is listed), so its going in_progress
-        while the work is blocked would show as the work's progress; and while the session is
-        closing, only back to in_progress (a call whose permission was granted is completed
-        from there: ``_granted_unrun``)."""
+        is scheduled or suspended but nothing runs now. Only once listed, unless
+        ``model.between`` running_on_progress (``tool_progress``) under the reading
+        ``unlisted-tool-while-blocked`` lets a call no list has left out be background work
+        (``may-be-background``): then also before its first list, while the session has reported
+        no list at all (so none has left it out). Under ``foreground-unless-listed`` a tool call
+        announced during active work reads on the wire as the work's own until listed, so its
+        going in_progress while the work is blocked would show as the work's progress. While
+        the session is closing, only back to in_progress (a call whose permission was granted is
+        completed from there: ``_granted_unrun``)."""
         kind, ident = key
         features = self.cfg.features
         if (
@@ -178,7 +181,7 @@ class BackgroundWork(AgentState):
             and self.session == "open"
         ):
             add(("agent", "bg_ask", ident))
-        if kind == "tool_call" and "bg_pause" in features and key in self.listed and ident in self.tools:
+        if kind == "tool_call" and "bg_pause" in features and ident in self.tools and self._may_pause(key):
             status = self.tools[ident][0]
             allowed = self._can("tool_call", status)
             for to in _BACKGROUND_STATUSES:  # while closing, only back to in_progress (to end it)
@@ -193,6 +196,18 @@ class BackgroundWork(AgentState):
                 add(("agent", "terminal_output", ident))
             elif kind == "subagent" and self.child_msg is not None:
                 add(("agent", "child_chunk", ident))
+
+    def _may_pause(self, key: tuple[str, str]) -> bool:
+        """Whether the background tool call ``key`` may move between its live statuses
+        (``_live_item_events``): listed, or announced while no list was ever reported and its
+        running is no progress of blocked work then (``tool_progress`` of an unruled call)."""
+        if key in self.listed:
+            return True
+        return (
+            self.items.get(key) == bgm.ANNOUNCED
+            and self._bg_list() is None
+            and not self.between.tool_progress(True, False, True, self.rd[UNLISTED_TOOL_WHILE_BLOCKED])
+        )
 
     def _compaction_events(self, add: Any) -> None:
         """Compaction, also while idle: it ends completed, failed, cancelled; a custom status

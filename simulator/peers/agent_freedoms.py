@@ -44,22 +44,58 @@ class Freedoms(ForegroundWork):
         was never reported) while no prompt waits for its answer. Feature ``own_text``: also
         later in that work, after its other output, with its own text or the text of a prompt
         it received (``rid``: an insertion of its own whose content is its choice; "Clients must
-        not infer the association from content", 2. Prompt accepted)."""
-        if self.real != fgm.RUNNING or "synthetic" in self.extras:
+        not infer the association from content", 2. Prompt accepted); and in work a prompt
+        started, once no prompt waits (``_after_answer``)."""
+        if "synthetic" in self.extras:
             return
-        if self._reading("unaccounted-user-message", "other-sources") or (
-            self._reading("unaccounted-user-message", "agent-initiated")
-            and self.between.own_user_message(
-                "active" if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION) else "other",
-                "initiated" in self.extras and "unseen" not in self.extras,
+        own = "initiated" in self.extras and "unseen" not in self.extras
+        if (
+            self.real == fgm.RUNNING
+            and (
+                self._reading("unaccounted-user-message", "other-sources")
+                or (
+                    self._reading("unaccounted-user-message", "agent-initiated")
+                    and own
+                    and self.between.own_user_message(
+                        "active" if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION) else "other", own
+                    )
+                    and all(p[0] in prm.SPEC.final for p in self.prompts.values())
+                )
             )
-            and all(p[0] in prm.SPEC.final for p in self.prompts.values())
-        ):
+        ) or self._after_answer():
             later = "own_text" in self.cfg.features
             if self.turn_outputs == 0 or later:
                 add(("agent", "synthetic_user", None))
             for rid in self.prompts if later else ():
                 add(("agent", "synthetic_user", rid))
+
+    def _after_answer(self) -> bool:
+        """Feature ``own_text`` (the decidability twins' only): its own user message also in
+        active work it did not start itself, reported active as it really is, once no prompt
+        waits and outside resume windows: ``model.between`` own_user_message allows it in any
+        work but a refused prompt's (one waiting at the work's start, ``waited:`` in ``extras``,
+        since answered with an error)."""
+        active = (fgm.RUNNING, fgm.REQUIRES_ACTION)
+        return (
+            "own_text" in self.cfg.features
+            and self.real in active
+            and self.reported == self.real
+            and "unseen" not in self.extras
+            and self.resume_rid is None
+            and self._open()
+            and self._reading("unaccounted-user-message", "agent-initiated")
+            and all(p[0] in prm.SPEC.final for p in self.prompts.values())
+            and bool(
+                self.between.own_user_message(
+                    "active",
+                    False,
+                    refused_work=any(
+                        f"waited:{r}" in self.extras and p[0] in (prm.REJECTED, prm.WITHDRAWN)
+                        for r, p in self.prompts.items()
+                    ),
+                )
+            )
+        )
 
     def _late_output_events(self, add: Any) -> None:
         """A patch of the ended work's message after its idle (``_do_late_output``): where the

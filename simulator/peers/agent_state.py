@@ -461,8 +461,15 @@ class AgentState:
 
     def _begin(self, state: str, initiated: bool) -> None:
         """Foreground work starts in ``state``, a new interval of output; ``initiated``: work the
-        Agent started itself (``model.between`` OWN_USER_MESSAGE)."""
-        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
+        Agent started itself (``model.between`` OWN_USER_MESSAGE); under feature ``own_text``
+        the prompts waiting at the start are marked (``waited:<rid>``: ``Freedoms._after_answer``)."""
+        kept = frozenset(e for e in self.extras if e != "initiated" and not e.startswith("waited:"))
+        waited = (
+            {f"waited:{r}" for r, p in self.prompts.items() if p[0] not in prm.SPEC.final}
+            if "own_text" in self.cfg.features
+            else set()
+        )
+        self.extras = kept | waited | ({"initiated"} if initiated else frozenset())
         self.real = state
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None

@@ -108,6 +108,8 @@ class ForegroundWork(BackgroundWork):
         if producing and not self.cancelling:
             if self._room("tool_calls"):
                 add(("agent", "tool", None))
+                if "shared_ids" in features and self.cur_msg is not None and self.cur_msg not in self.tools:
+                    add(("agent", "tool", "shared"))  # (``_do_tool``)
                 if "permission" in features and self._room("permissions"):
                     add(("agent", "tool_ask", None))
                     if "multi_request" in features:
@@ -463,8 +465,13 @@ class ForegroundWork(BackgroundWork):
             self.extras = self.extras | {"plan"}  # a plan exists that can be removed
         return [wire.plan(self.sid, "plan_1", self.next_plan)]
 
-    def _do_tool(self, _: Any = None, ask: bool = False) -> list[Msg]:
-        tid = f"tc_{self._use('tool_calls')}"
+    def _do_tool(self, how: str | None = None, ask: bool = False) -> list[Msg]:
+        """A foreground tool call, pending; ``"shared"`` (feature ``shared_ids``): under the
+        current agent message's ID, an entity of another type ("An ID is unique among entities
+        of the same type within a session, not across all entity types, so the same string can
+        identify one entity of each type", Entity IDs)."""
+        n = self._use("tool_calls")
+        tid = self.cur_msg if how == "shared" and self.cur_msg is not None else f"tc_{n}"
         out = [wire.tool_call(self.sid, tid, "pending", title="Edit file", kind="edit")]
         self.tools[tid] = (tcm.PENDING, False, None, None)
         self.history.append(out[0])

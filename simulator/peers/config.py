@@ -51,6 +51,8 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "clear",  # the current agent message's content cleared (content [] or null), as one of its outputs
     "notice_detail",  # notices of other severities (info, a custom `_` one) with a description (or null)
     "user_stop",  # a permission option stopping the work; chosen, it ends cancelled (no session/cancel)
+    "live_only",  # an inserted user message reported live but not retained: a replay leaves it out
+    "shared_ids",  # a tool call under the current agent message's ID (one ID, entities of two types)
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices of
 ``simulator.explore.bfs`` that switch them on, and the conforming twins of
