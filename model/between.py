@@ -648,7 +648,11 @@ class Rules:
 
     @staticmethod
     def tool_progress(
-        of_foreground_work: bool, listed: bool, unruled: bool = False, reading: str = ""
+        of_foreground_work: bool,
+        listed: bool,
+        unruled: bool = False,
+        reading: str = "",
+        asked: bool = False,
     ) -> bool:
         """``running_on_progress``: whether a tool call that runs (goes in_progress, or completes
         after its permission was granted) is progress of the foreground work
@@ -657,8 +661,11 @@ class Rules:
         first report (``unruled``: announced, not yet listed) is the work's under the reading
         ``unlisted-tool-while-blocked`` in force (``reading``) unless it is ``may-be-background``:
         "Items are announced before they are listed" (Background work), so it may be background
-        work not listed yet."""
-        return of_foreground_work and not listed and not (unruled and reading == "may-be-background")
+        work not listed yet. Never one a permission request asked the user about (``asked``): the
+        work waited on it, and "A terminal or tool call that foreground work is waiting on is
+        foreground work" (Background work), whatever the reading."""
+        maybe_background = unruled and not asked and reading == "may-be-background"
+        return of_foreground_work and not listed and not maybe_background
 
     @staticmethod
     def tool_runs(status: str, granted_not_run: bool = False) -> bool:

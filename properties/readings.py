@@ -856,7 +856,8 @@ READINGS: Final[tuple[Reading, ...]] = (
                 since its first report (none reported since, or none at all) may be background work
                 announced before its first list, whose progress is not the blocked work's: no breach.
                 One that a concrete list reported since its first report left out is the work's, as
-                under foreground-unless-listed.""",
+                under foreground-unless-listed, and so is one a permission request of the work asked
+                about: the work waits on it, and what foreground work waits on is foreground work.""",
         },
         "foreground-unless-listed",
         """The list is the one place the wire says which work is background: "Only background

@@ -532,6 +532,35 @@ def test_an_unlisted_tool_call_a_list_left_out_is_the_blocked_work_s_under_both(
         assert found == [("FG-04", 13, ())], alt
 
 
+def test_a_tool_call_its_blocked_work_asked_about_is_foreground_under_both() -> None:
+    """unlisted-tool-while-blocked: a tool call the blocked work's own permission request asked
+    about is work that foreground work waits on, so foreground work (Background work) whatever
+    the reading: running it on the allow while requires_action is still reported is FG-04's
+    breach under may-be-background too, and the finding names no reading."""
+    lines = [
+        *OPENED,
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        tool("tc_1", "pending"),
+        ask("p1", "tc_1"),
+        state("requires_action"),
+        permission_answer("p1", "allow"),
+        tool("tc_1", "in_progress"),
+        state("running"),
+        tool("tc_1", "completed"),
+        state("idle", stop="end_turn"),
+    ]
+    for alt in BY_NAME["unlisted-tool-while-blocked"].alternative_names():
+        ms = MonitorSet(readings={"unlisted-tool-while-blocked": alt})
+        for n, (sender, msg) in enumerate(lines, 1):
+            ms.feed(sender, msg, n)
+        ms.finish(quiescent=True)
+        found = [(f.rule, f.line, f.readings) for f in ms.findings if f.kind == "rule"]
+        assert found == [("FG-04", len(OPENED) + 9, ())], alt
+
+
 def test_every_reading_has_a_case() -> None:
     """Every reading with rules has a transcript here; the one without rules (the client
     view's) is tested on the view below."""

@@ -294,6 +294,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs.resuming and tid not in ts.window and self.facts.replaying(sid):
             return  # replayed history re-sends old updates
         old, created, grant = rec
+        asked = grant != 0  # a permission request of the work named it and was allowed
         if old in TOOL_FINAL:  # reopening it is the table's (model.toolcall, BG-05) ...
             if status == "in_progress" and grant in _VOID_GRANTS:
                 self._unapproved_run(sid, tid, grant, line, msg)  # ... running it on that answer, CANCEL-06's
@@ -341,7 +342,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         unruled = tid in ts.fresh  # announced, and no concrete list has left it out since
         reading = self.reading(UNLISTED_TOOL_WHILE_BLOCKED)
         if not self.between.tool_progress(
-            created > 0, listed is not None and ("tool_call", tid) in listed, unruled, reading
+            created > 0, listed is not None and ("tool_call", tid) in listed, unruled, reading, asked
         ):
             return  # (maybe) background work: not progress of the blocked foreground work
         self._gx[_RA_GROUP_KEY] += 1
@@ -358,7 +359,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 f"tool call {tid!r} of the blocked foreground work {ran}, but running was not "
                 "reported after requires_action",
                 msg,
-                (UNLISTED_TOOL_WHILE_BLOCKED,) if unruled else (),
+                (UNLISTED_TOOL_WHILE_BLOCKED,) if unruled and not asked else (),
             )
 
     def _finished(self, ts: _Session, fs: SessionFacts, tid: str, upd: dict[str, Any]) -> None:
