@@ -299,12 +299,13 @@ _REOPENING: Final = frozenset(
 """The tool call table's triggers to a live status: refused from a final one (a reopen)."""
 
 
-def left_behind(machine: str, key: str, trigger: str) -> tuple[tuple[str, str], ...]:
-    """The entities, besides ``(machine, key)`` itself, whose state a refused move of it by
-    ``trigger`` leaves behind the wire: a tool call reopened after its final status (the tool
-    call table's refusal) is live again on the wire, so its background item's finished state
-    no longer follows the wire either (listing it again is a consequence of that one breach)."""
-    if machine == toolcall.SPEC.name and trigger in _REOPENING:
+def left_behind(machine: str, key: str, state: str, trigger: str) -> tuple[tuple[str, str], ...]:
+    """The entities, besides ``(machine, key)`` itself, whose state a refused move of it from
+    ``state`` by ``trigger`` leaves behind the wire: a tool call reopened after its final status
+    (the tool call table's refusal) is live again on the wire, so its background item's finished
+    state no longer follows the wire either (listing it again is a consequence of that one
+    breach). A refusal from a live status (a variant's removed row) leaves nothing behind."""
+    if machine == toolcall.SPEC.name and state in toolcall.FINAL and trigger in _REOPENING:
         return ((background.SPEC.name, item_key("tool_call", key)),)
     return ()
 

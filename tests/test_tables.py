@@ -108,6 +108,11 @@ def test_a_child_with_nothing_running_is_not_listed() -> None:
     removed = [*kept[:-1], state("idle", stop="end_turn", bg=[])]
     assert run([*removed, state("running", "c1", bg=[]), state("idle", bg=c1)]) == []
     assert [(f.rule, f.line) for f in run([*removed, state("idle", bg=c1)])] == [("BG-17", 10)]
+    # new input into the idle child starts work there, whose running state may come after the
+    # parent's list names it (nothing orders two sessions' reports): no breach
+    text = [{"type": "text", "text": "do"}]
+    fed = update("session_message", "c1", messageId="m2", senderSessionId="s1", content=text)
+    assert run([*removed, fed, state("running", bg=c1), state("running", "c1", bg=[])]) == []
 
 
 def test_the_same_final_status_again_and_content_patches_are_no_reopening() -> None:

@@ -24,8 +24,11 @@ Per session (``SessionFacts``):
   was not idle (active, or unknown or custom: that state may have replaced running), until the
   next idle.
 - ``listed``: the items of the latest concrete background list (None before any).
-- ``quiet``: the latest state_update reported idle with an empty background list: nothing of the
-  session runs (an idle child with no background work of its own, "Background work").
+- ``quiet``: the latest state_update reported idle with an empty background list, and no input
+  (a user or session message) came into the session since: nothing of the session runs (an idle
+  child with no background work of its own, "Background work"). Input starts new work there,
+  whose running state the wire may show after a parent's list names the child: nothing orders
+  the reports of two sessions.
 - ``bare_line``: line of the first state_update without a concrete background list sent before
   the session's first list; kept only under the reading ``state-updates-before-first-list=every``
   (0 otherwise).
@@ -286,6 +289,12 @@ class Facts(Monitor):
             keys = self.background(upd)
             if keys is not None:
                 fs.listed = frozenset(keys)
+
+    @on("update", "session_message", "user_message", "user_message_chunk")
+    def _input(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        fs = self.sessions.get(sid)
+        if fs is not None:
+            fs.quiet = False  # new work may be starting: no longer known to be quiet
 
     @on("update", "tool_call_update")
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

@@ -106,7 +106,7 @@ a state_update is no replayed session entity). Under the reading ``resume-window
 (``Rules.ends_in_window``) when another state reported in that window can be the snapshot; the one
 idle of a window with no other state was the snapshot, judged at the successful resume response
 (``Rules.window_leaves_cancel``). A cancel received inside a resume window before any state is
-reported there reaches the work reported active before the resume (``Facts.held``,
+reported there reaches the work reported active before the resume (``SessionFacts.held``,
 ``Rules.cancel_reaches``: resume does not imply idle).
 
 *Eventually*: a session left running or requires_action (the foreground table's obligation,

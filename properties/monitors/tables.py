@@ -206,7 +206,7 @@ class TableMonitor(SessionMonitor[Seen]):
                 if spec.relaxed:  # allowed only because the variant dropped the rule?
                     broke = _dropped(spec, state, trigger, ctx)
             except ProtocolViolation as refused:
-                seen.refused = seen.refused | {where, *left_behind(spec.name, key, trigger)}
+                seen.refused = seen.refused | {where, *left_behind(spec.name, key, state, trigger)}
                 broke = refused
             if broke is not None:  # (set aside by the monitor set when its rule is dropped)
                 why = f" ({broke.detail})" if broke.detail else ""
