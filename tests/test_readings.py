@@ -90,10 +90,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
     # (review48 case 165, the same without it, was accepted while 49 was not)
     "unaccounted-user-message/after-answer": (
         [
-            initialize(0),
-            initialized(0),
-            new_session("n"),
-            created("n"),
+            *OPENED,
             prompt(1),
             state("running"),
             user("u1"),
@@ -109,10 +106,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
     # ties x9 to the refused submission (REJ-02: "for that submission"), and no prompt waits
     "unaccounted-user-message/after-refusal": (
         [
-            initialize(0),
-            initialized(0),
-            new_session("n"),
-            created("n"),
+            *OPENED,
             prompt(1),
             state("running"),
             user("u1"),
@@ -130,10 +124,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
     # started): its message returned, a second one in that work, no prompt waiting, is the Agent's own
     "unaccounted-user-message/inserted-while-idle": (
         [
-            initialize(0),
-            initialized(0),
-            new_session("n"),
-            created("n"),
+            *OPENED,
             prompt(1),
             answer(1, "u1"),
             state("running"),
@@ -392,10 +383,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
     ),
     "cancelled-invalid-prompt": (
         [
-            initialize(0),
-            initialized(0),
-            new_session("n"),
-            created("n"),
+            *OPENED,
             state("running"),
             prompt(1, content=[text(), IMAGE]),
             cancel(),
