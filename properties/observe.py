@@ -444,14 +444,14 @@ def observe(
     seen: Seen,
     readings: Mapping[str, str],
     waiting: Waiting = None,
-    quiet: Quiet | None = None,
+    quiet: Quiet = _nothing_quiet,
 ) -> list[Observation]:
     """The observations an Agent update of ``variant`` (its ``sessionUpdate``) makes, given what
     the session has shown so far (read before any of them is fired) and, inside a resume
     handshake, ``waiting``: whether a prompt of the session awaits its answer (asked only when it
     matters); for a snapshot, ``quiet``: whether nothing of a session (a child it lists) runs."""
     found, found_entity = _OBSERVERS.get(variant, _NONE)
-    if quiet is not None and variant in SNAPSHOTS:
+    if variant in SNAPSHOTS:
         out = list(_snapshot(upd, seen, readings, quiet))
     else:
         out = [] if found is None else list(found(upd, seen, readings))
