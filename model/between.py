@@ -155,9 +155,11 @@ OWN_USER_MESSAGE: Final = Between(
     "unaccounted-user-message=agent-initiated)",
     "it may be the Agent's own insertion: while no prompt of its session waits, reported during "
     "any foreground work but a refused prompt's (work reported starting while a prompt waited "
-    "that was then answered with an error: its hook work), also work a prompt started once that "
-    "prompt is answered; while one waits, only during work the Agent started itself while no "
-    "prompt waited for insertion and no inserted prompt awaited its work (an idle after unknown "
+    "that was then answered with an error: its hook work, unless another prompt waiting at that "
+    "start was inserted: then it is that prompt's work too, running having preceded its "
+    "insertion: refused_work), also work a prompt started once that prompt is answered; while "
+    "one waits, only during work the Agent started itself while no prompt waited for insertion "
+    "and no inserted prompt awaited its work (an idle after unknown "
     "or an unrecognized state may end work that started unseen, so no inserted prompt awaits its "
     "work after it: a waiting prompt may then claim it, and none has to); outside work, while no "
     "prompt waits, when such work of its own is reported starting next; "
@@ -808,13 +810,28 @@ class Rules:
         While none waits, one reported during work is the Agent's own in any work, also in work a
         prompt started once that prompt is answered (its message is the one its response named),
         but not in a refused prompt's work (``refused_work``: reported starting while a prompt
-        waited that was then answered with an error, so it waited uninserted: its hook work,
-        whose user message is "for that submission", Prompts that are never inserted)."""
+        waited that was then answered with an error, so it waited uninserted, and none waiting
+        then was inserted: its hook work, whose user message is "for that submission", Prompts
+        that are never inserted; ``Rules.refused_work`` says which work is)."""
         if prompt_waits:
             return state == "active" and own_work
         if state == "active":
             return not refused_work
         return True if own_work else None
+
+    @staticmethod
+    def refused_work(waited_refused: bool, waited_inserted: bool) -> bool:
+        """``own_user_message``: whether foreground work is a refused prompt's hook work, where
+        no user message may be the Agent's own: a prompt that waited at its start was then
+        answered with an error, so it waited uninserted (``waited_refused``: "A failed foreground
+        hook can therefore require both a prompt error response and an idle update", Prompts that
+        are never inserted), and no prompt that waited at its start was inserted
+        (``waited_inserted``: answered with success). Such a prompt makes it that prompt's work
+        too: running "may precede insertion, the prompt response, and user-message updates, for
+        example while a foreground hook runs" (Insertion and ordering), so once that prompt is
+        answered a message in it is as in any work a prompt started: nothing ties it to the
+        refused submission."""
+        return waited_refused and not waited_inserted
 
     @staticmethod
     def own_work(waited_uninserted: bool, inserted_awaiting_work: bool) -> bool:

@@ -168,8 +168,9 @@ READINGS: Final[tuple[Reading, ...]] = (
                 prompt of its session waits for its answer is the Agent's own as well, in any work,
                 also in work a prompt started once that prompt is answered, but not in the work of a
                 refused prompt (reported starting while a prompt waited that was then answered with
-                an error: its hook work, REJ-02); outside work it is the Agent's own only if the work
-                reported starting next is its own, not a prompt's (else ACC-06). Any other, reported
+                an error, and no prompt waiting then was inserted: its hook work, REJ-02); outside
+                work it is the Agent's own only if the work reported starting next is its own, not a
+                prompt's (else ACC-06). Any other, reported
                 while a prompt waits during work a prompt started or outside work, is counted against
                 the waiting prompts as under prompt-only (ACC-06, ACC-03).""",
             "other-sources": """A user message may have another source (an Agent-side insertion, a
@@ -200,7 +201,10 @@ READINGS: Final[tuple[Reading, ...]] = (
               while it waited is its hook work ("A failed foreground hook can therefore require both
               a prompt error response and an idle update"), so a user message there is for that
               submission (REJ-02); one in other work, after a refusal, has nothing tying it to the
-              refused submission. other-sources goes further than the text,
+              refused submission, and work that started while another prompt waited too, which was
+              then inserted, is that prompt's work as well (running "may precede insertion, the
+              prompt response, and user-message updates, for example while a foreground hook runs",
+              Insertion and ordering). other-sources goes further than the text,
               which discourages reporting a delegated task as a user message (Session-directed
               messages).""",
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),

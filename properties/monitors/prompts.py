@@ -130,7 +130,8 @@ live even inside the window (judged as below; under a returned ID, it is that me
 answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted;
 in work, also in work a prompt started once that prompt is answered, but not in a refused
 prompt's hook work (reported starting while a prompt waited that was then answered with an
-error: ``started``, REJ-02). One reported while a prompt waits, during foreground work the Agent
+error, and none waiting then answered with success: ``started``, ``model.between``
+refused_work, REJ-02). One reported while a prompt waits, during foreground work the Agent
 started itself (reported starting while no prompt waited, and no prompt inserted while idle was
 reported, with no other state reported since its receipt, awaited it: ``_Prompt.worked``), may
 be the Agent's own or a waiting prompt's: kept apart (``optional``), never counted, and a
@@ -328,9 +329,11 @@ class _Session(Record):
     # no other state reported since (``_Prompt.idle_receipt``), whether one waiting at its
     # start was then answered with an error, so it waited uninserted, whether any prompt
     # waited at its start: then, while a prompt waits, the work is no work the Agent started
-    # itself); a user message reported outside work that may be the Agent's own for work
-    # starting next: (messageId, line, rule, why, message)
-    started: tuple[frozenset[Any], bool, bool, bool] | None = None
+    # itself, whether one waiting at its start was then answered with success, so the work is
+    # no refused prompt's hook work alone: ``model.between`` refused_work); a user message
+    # reported outside work that may be the Agent's own for work starting next: (messageId,
+    # line, rule, why, message)
+    started: tuple[frozenset[Any], bool, bool, bool, bool] | None = None
     # a prompt answered with success since the last start, while idle was reported
     inserted_idle: bool = False
     own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None, bool] | None = None
@@ -338,6 +341,20 @@ class _Session(Record):
     answered: the message is judged when they are; whether one of them awaited that work, so
     it was no work of the Agent's own: then the message is a breach unless one of them returns
     its ID, a breach of its own: reported before insertion)"""
+
+    def _started_key(self) -> tuple[Any, ...] | None:
+        """``started`` as far as later judgements read it: whether the work is the Agent's own
+        (decided once a prompt awaited it or one waiting at its start was refused), whether it is
+        a refused prompt's hook work (``model.between`` refused_work), and the prompts waiting
+        at its start while an answer of one of them may still change either."""
+        st = self.started
+        if st is None:
+            return None
+        waited = frozenset(map(repr, st[0]))
+        refused = bw.Rules.refused_work(st[2], st[4])
+        if any(st[1:3]):
+            return (st[1], st[2], refused, waited if waited and not st[4] else None)
+        return (st[3], waited, st[4] and bool(waited))
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
@@ -387,11 +404,7 @@ class _Session(Record):
                 self.owner_fresh and not self.owner_working,
             ),
             self.state_seen or from_start,
-            None
-            if self.started is None
-            else self.started[1:3]
-            if any(self.started[1:3])
-            else (self.started[3], frozenset(map(repr, self.started[0]))),
+            self._started_key(),
             self.inserted_idle,
             len(self.deferred),
             frozenset(self.named),
@@ -610,8 +623,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if sid is None or ps is None or rec is None:
             return
         error = "error" in msg
-        if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
-            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error, ps.started[3])
+        st = ps.started
+        if st is not None and rid in st[0]:  # (an error: it waited uninserted then; a success:
+            # it was inserted, the work is its work too)
+            ps.started = (st[0] - {rid}, st[1], st[2] or error, st[3], st[4] or not error)
         if error:
             self._gx[_ANSWERED_KEY] += 1
             if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
@@ -871,7 +886,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 and not (waits and started[3])
                 and self.between.own_work(started[2], started[1])
             )
-            refused = started is not None and started[2]  # (a refused prompt's hook work)
+            # (a refused prompt's hook work, none waiting at its start inserted)
+            refused = started is not None and self.between.refused_work(started[2], started[4])
             own = self.between.own_user_message(state, own_work or not (shown or waits), waits, refused)
             if own and waits:  # the Agent's own, or a waiting prompt's: none need claim it
                 ps.optional[mid] = line
@@ -993,7 +1009,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             # idle (awaiting this work) or still uninserted, the work is not the Agent's own
             bound = any(p.idle_receipt and not p.worked for p in ps.pending.values())
             awaited = ps.inserted_idle or bound
-            ps.started = (frozenset(ps.pending), awaited, False, bool(ps.pending))  # a start
+            ps.started = (frozenset(ps.pending), awaited, False, bool(ps.pending), False)  # a start
             if ps.own_wait is not None and not resuming:
                 if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
                     self._own_breach(ps, sid, line, False, False)

@@ -74,7 +74,8 @@ class Freedoms(ForegroundWork):
         active work it did not start itself, reported active as it really is, once no prompt
         waits and outside resume windows: ``model.between`` own_user_message allows it in any
         work but a refused prompt's (one waiting at the work's start, ``waited:`` in ``extras``,
-        since answered with an error)."""
+        since answered with an error, and none waiting then answered with success:
+        ``refused_work``)."""
         active = (fgm.RUNNING, fgm.REQUIRES_ACTION)
         return (
             "own_text" in self.cfg.features
@@ -89,13 +90,18 @@ class Freedoms(ForegroundWork):
                 self.between.own_user_message(
                     "active",
                     False,
-                    refused_work=any(
-                        f"waited:{r}" in self.extras and p[0] in (prm.REJECTED, prm.WITHDRAWN)
-                        for r, p in self.prompts.items()
+                    refused_work=self.between.refused_work(
+                        self._waited_answered((prm.REJECTED, prm.WITHDRAWN)),
+                        self._waited_answered((prm.ANSWERED,)),
                     ),
                 )
             )
         )
+
+    def _waited_answered(self, states: tuple[str, ...]) -> bool:
+        """A prompt that waited at the start of the current work (``waited:`` in ``extras``) is
+        now in one of ``states``."""
+        return any(f"waited:{r}" in self.extras and p[0] in states for r, p in self.prompts.items())
 
     def _late_output_events(self, add: Any) -> None:
         """A patch of the ended work's message after its idle (``_do_late_output``): where the
