@@ -9,7 +9,7 @@ renderings. JSON: ``{"bound", "readings", "counts", "rules": [{"rule", "decidabl
 also has ``by_reading``: ``[{"reading", "alternative", "decidable", "fraction", "witness"}]``,
 only the alternatives under which the verdict differs, and the top level ``by_reading``: the
 alternatives computed. Deterministic for the same options (no timing, any ``--jobs``). Progress
-goes to standard error.
+lines go to standard error only when it is a terminal and without ``--quiet`` (as ``spec-report``'s).
 
 Must not know: how the sample is taken or judged.
 """
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli.bounds import add_decidability_options, bound_of, reading_names, time_budget
 from cli.main import EXIT_OK, UsageError
-from cli.options import add_json_option, add_reading_option, chosen_readings, pool_of
+from cli.options import add_json_option, add_quiet_option, add_reading_option, chosen_readings, pool_of
 from cli.outputs import check_folder, show, write
 from properties.catalogue import RULES_BY_ID
 from properties.outputs import dumps
@@ -58,6 +58,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop after this long; rules not reached are unknown (default: none)",
     )
+    add_quiet_option(p)
     add_reading_option(p)
     p.add_argument(
         "--readings",
@@ -107,8 +108,12 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_folder(args.out, "--out")
 
+    shown = not args.quiet and sys.stderr is not None and sys.stderr.isatty()
+
     def progress(text: str) -> None:
-        sys.stderr.write(f"acp-model decidability: {text}\n")
+        if shown:
+            sys.stderr.write(f"acp-model decidability: {text}\n")
+            sys.stderr.flush()
 
     with pool:
         verdicts, complete = dec.decide_all(

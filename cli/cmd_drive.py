@@ -1,9 +1,10 @@
 """``acp-model drive``: model-based testing of a real Agent, with shrunk counterexamples.
 
-Owns: the progress lines on standard error, printing the report and the exit code (as
-``check``: 0 nothing at the failing level, 1 findings, 2 unusable input or options); the options
-are ``cli.drive_options``. The campaign itself, its runs, shrinking and files, is
-``simulator.harness.campaign``; ``--replay SCRIPT`` plays one script once instead.
+Owns: the progress lines on standard error (none with ``--json`` or ``--quiet``), printing the
+report and the exit code (as ``check``: 0 nothing at the failing level, 1 findings, 2 unusable
+input or options); the options are ``cli.drive_options``. The campaign itself, its runs,
+shrinking and files, is ``simulator.harness.campaign``; ``--replay SCRIPT`` plays one script once
+instead.
 
 Must not know: how a run is played or shrunk, or what the monitors check.
 """
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             return _replay(args, settings, command, started)
         plan = Campaign(
             command, settings, args.seed, args.runs, out, args.shrink_budget, transcript_to_mermaid,
-            None if args.json else _progress,
+            None if (args.json or args.quiet) else _progress,
         )  # fmt: skip
         with pool_of(args) as pool:
             runs, rules = campaign(plan, pool)

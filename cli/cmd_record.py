@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from cli.main import UsageError
 from cli.options import add_reading_option, chosen_readings
+from cli.outputs import check_file
 from properties.check_report import finding_text, summary_text
 from properties.engine import MonitorSet
 from properties.findings import Finding
@@ -66,6 +67,7 @@ def start_failure(command: list[str], exc: OSError) -> UsageError:
 def open_out(path: str) -> BinaryIO:
     if os.path.isdir(path):
         raise UsageError(f"{path}: is a directory")
+    check_file(path, "--out")  # a path under a file: said as every command says it
     try:
         return open(path, "wb", buffering=0)
     except OSError as exc:
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
 
         def show(finding: Finding) -> None:
-            sys.stderr.write(finding_text(args.out, finding, writer.unparsed) + "\n")
+            sys.stderr.write(finding_text(args.out, finding) + "\n")
             sys.stderr.flush()
 
         live = LiveCheck(show, monitors=MonitorSet(readings=readings))

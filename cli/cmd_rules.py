@@ -8,7 +8,7 @@ copy of the spec text with their line numbers; JSON: ``spec_sentences``). An unk
 a one-line usage error (exit 2). ``implemented_by`` comes from
 ``properties.trace.implemented_by``; ``spec_lines`` (where each rule is stated in the spec text)
 from ``properties.speclines``, when the spec text can be read (otherwise the output says so and has no
-line numbers).
+line numbers; a ``--spec`` given on the command line that cannot be read is a usage error).
 
 ``decidable`` and ``decidable_bound`` (JSON, every rule that has a check) are read from
 ``properties/decidability.json``: the output of ``acp-model decidability --json`` at the default
@@ -61,10 +61,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--spec",
         metavar="PATH",
+        action=_Given,
         default=str(default_spec()),
-        help="the spec text, for line numbers (default %(default)s)",
+        help="the spec text, for line numbers (default %(default)s; without it the table has no "
+        "line numbers, a path given that cannot be read is an error)",
     )
+    parser.set_defaults(spec_given=False)
     return parser
+
+
+class _Given(argparse.Action):
+    """Stores the value and notes that it was given (``spec_given``): a default spec that cannot be
+    read degrades to no line numbers, a ``--spec`` named on the command line is a usage error."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.spec_given = True
 
 
 def _select(args: argparse.Namespace) -> tuple[Rule, ...]:
@@ -90,7 +108,7 @@ def _spec_text(path: str) -> tuple[str | None, str]:
         return Path(path).read_text(encoding="utf-8"), ""
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return None, f"no spec line numbers: {path}: {why} (see README, Set-up)"
+        return None, f"{path}: {why}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,8 +116,10 @@ def run(args: argparse.Namespace) -> int:
     if not rules:
         raise UsageError("no rule matches the given --level and --section")
     spec, why = _spec_text(args.spec)
+    if why and args.spec_given:
+        raise UsageError(f"--spec {why}")
     if why:
-        sys.stderr.write(f"acp-model rules: {why}\n")
+        sys.stderr.write(f"acp-model rules: no spec line numbers: {why} (see README, Set-up)\n")
     lines = spec_lines(rules, spec) if spec is not None else None
     text = spec if args.ids else None
     if args.json:

@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
+from cli.outputs import check_file
 from properties import trace
 from properties.outputs import write_atomic
 
@@ -75,6 +77,12 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "":
         raise UsageError("--out: an empty path (give a file, or - for standard output)")
     path = args.out or str(default)
+    if args.between and not Path(path).is_file():  # it rewrites a table inside an existing page
+        what = "is a folder" if Path(path).is_dir() else "does not exist"
+        raise UsageError(
+            f"{path}: {what}: --between rewrites the table in an existing page (such as {default})"
+        )
+    check_file(path, "--out")  # a path under a file: said as every command says it
     try:
         write(path)
     except OSError as exc:

@@ -1,7 +1,8 @@
 """The options of ``acp-model drive``: declared and checked (bad values: one line, exit 2).
 
-Owns: ``add_parser`` (every option, its help and default; ``--silence`` and its deprecated old
-name ``--quiet``, which still works with a note on standard error).
+Owns: ``add_parser`` (every option, its help and default; ``--silence SEC`` and ``--quiet``:
+without a value no progress, as on the other long commands; with one, the deprecated old name of
+``--silence``, which still works with a note on standard error).
 
 Must not know: how a campaign runs (``simulator.harness.campaign``).
 """
@@ -36,9 +37,9 @@ def _seconds(text: str) -> float:
     return value
 
 
-class _Silence(argparse.Action):
-    """``--silence SEC``; its old spelling ``--quiet SEC`` (which elsewhere turns progress off)
-    still works and says it is deprecated."""
+class _Quiet(argparse.Action):
+    """``--quiet``: no progress, as on every other long command; ``--quiet SEC``, the old spelling
+    of ``--silence SEC``, still sets it and says it is deprecated."""
 
     def __call__(
         self,
@@ -47,11 +48,11 @@ class _Silence(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
-        setattr(namespace, self.dest, values)
-        if option_string == "--quiet":
-            sys.stderr.write(
-                "acp-model drive: --quiet SEC is deprecated, say --silence SEC (the same setting)\n"
-            )
+        if values is None:
+            namespace.quiet = True
+            return
+        namespace.silence = values
+        sys.stderr.write("acp-model drive: --quiet SEC is deprecated, say --silence SEC (the same setting)\n")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -87,16 +88,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--silence",
-        "--quiet",
-        dest="silence",
-        action=_Silence,
         type=_seconds,
         default=0.05,
         metavar="SEC",
         help="seconds without a line from the Agent after which the driver takes its next choice "
-        "(default 0.05; --quiet SEC is its old name, deprecated: it still works, with a note on "
-        "standard error); not used with an Agent that moves in the driver's turns, as "
+        "(default 0.05); not used with an Agent that moves in the driver's turns, as "
         "`acp-model agent` does",
+    )
+    p.add_argument(
+        "--quiet",
+        action=_Quiet,
+        nargs="?",
+        type=_seconds,
+        default=False,
+        metavar="SEC",
+        help="no progress lines on standard error (default: off); --quiet SEC is the old name of "
+        "--silence SEC, deprecated: it still works, with a note on standard error",
     )
     p.add_argument(
         "--out", default="out/drive", metavar="DIR", help="where failing runs go (default out/drive)"

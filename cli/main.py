@@ -17,6 +17,7 @@ import argparse
 import importlib
 import os
 import pkgutil
+import re
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -79,8 +80,15 @@ def _sigterm_raises() -> Iterator[None]:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+_EXPECTED_ONE = re.compile(r"argument (\S+?)(?:/\S+)?: expected one argument")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse takes a value starting with '-' (``--pace -1,5``) for an option: say how to give one
+        expected = _EXPECTED_ONE.fullmatch(message)
+        if expected:
+            message += f" (a value that starts with '-' is given as {expected.group(1)}=VALUE)"
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
@@ -101,13 +109,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for module in command_modules():
         p = module.add_parser(sub)
-        p.set_defaults(_run=module.run)
+        p.set_defaults(_run=module.run, _parser=p)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    command_parser = vars(args).pop("_parser")
+    if extra:  # the subcommand's usage, not the top level's: the options are the subcommand's
+        command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         with _sigterm_raises():
             code: int = args._run(args)

@@ -191,15 +191,10 @@ def summary_json(reports: Sequence[FileReport], fail_on: str, exit_code: int) ->
 # -- live sessions (record --check, drive) --------------------------------------------------------
 
 
-UNPARSED_NOTE = " (a line that is not JSON, recorded as unparsed)"
-
-
-def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
-    """``PATH:LINE RULE (LEVEL) [severity] explanation``; a line recorded as ``unparsed`` says so."""
-    text = f"{_where(path, f)} {f.rule} ({f.level}) [{_tag(f)}] {f.explanation}"
-    if f.kind == "input" and f.line in unparsed:
-        text += UNPARSED_NOTE
-    return text
+def finding_text(path: str, f: Finding) -> str:
+    """``PATH:LINE RULE (LEVEL) [severity] explanation`` (a line recorded as ``unparsed`` says so
+    in its explanation: ``properties.transcript.UNPARSED_NOTE``)."""
+    return f"{_where(path, f)} {f.rule} ({f.level}) [{_tag(f)}] {f.explanation}"
 
 
 def summary_text(path: str, live: LiveCheck) -> str:

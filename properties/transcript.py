@@ -146,6 +146,10 @@ class _Unusable(Exception):
     """A line or message that cannot be used: ``args`` are the input finding's (rule, explanation)."""
 
 
+UNPARSED_NOTE = " (a line that is not JSON, recorded as unparsed)"
+"""Ends the explanation of a line ``acp-model record`` or ``drive`` kept as ``{"from", "unparsed"}``."""
+
+
 def _excerpt(raw: bytes) -> str:
     return repr(clip(raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace"), _EXCERPT))
 
@@ -242,6 +246,9 @@ def _parse(raw: bytes, ended: bool) -> tuple[str, Sequence[Any]]:
             msg = _exact(raw)["message"]  # orjson reads integers past 64 bits as floats
         return sender, msg
     if type(msg) is not dict:
+        if "message" not in obj and type(obj.get("unparsed")) is str:  # acp-model record's
+            text = clip(obj["unparsed"].rstrip("\r\n"), _EXCERPT)
+            raise _Unusable("not-jsonrpc", f"not a JSON-RPC message: {text!r}{UNPARSED_NOTE}")
         what = 'missing "message"' if "message" not in obj else '"message" is not an object or array'
         raise _Unusable("not-jsonrpc", what)
     if type(msg.get("id")) is float:  # orjson reads integers past 64 bits as floats

@@ -109,18 +109,24 @@ def test_rules_table_shows_the_lines(spec_text: str, capsys: pytest.CaptureFixtu
     assert f"[spec line {tool06}]" in out
 
 
+def _no_shared_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The default spec made missing (a ``--spec`` given that cannot be read is exit 2); its path."""
+    monkeypatch.setenv("ACP_MODEL_SHARED", str(tmp_path / "none"))
+    return tmp_path / "none" / "spec" / "acp-v2-prompt-lifecycle.txt"
+
+
 def test_without_the_spec_it_says_so_and_shows_no_lines(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    missing = tmp_path / "spec.txt"
-    assert main(["rules", "--spec", str(missing)]) == 0
+    missing = _no_shared_folder(tmp_path, monkeypatch)
+    assert main(["rules"]) == 0
     captured = capsys.readouterr()
     assert "[spec line" not in captured.out and f"{len(RULES)} rules" in captured.out
     assert (
         captured.err == f"acp-model rules: no spec line numbers: {missing}: No such file or directory "
         "(see README, Set-up)\n"
     )
-    assert main(["rules", "--json", "--spec", str(missing)]) == 0
+    assert main(["rules", "--json"]) == 0
     assert all(e["spec_lines"] is None for e in json.loads(capsys.readouterr().out))
 
 
@@ -163,17 +169,21 @@ def test_an_unknown_rule_id_is_one_line_exit_2(capsys: pytest.CaptureFixture[str
     assert captured.err == "acp-model rules: unknown rule 'TRANS-99' (acp-model rules lists them)\n"
 
 
-def test_a_rule_in_full_without_the_spec_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["rules", "BG-05", "--spec", str(tmp_path / "none.txt")]) == 0
+def test_a_rule_in_full_without_the_spec_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_shared_folder(tmp_path, monkeypatch)
+    assert main(["rules", "BG-05"]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("BG-05  SHOULD NOT") and "the spec text: not read" in captured.out
     assert "no spec line numbers" in captured.err
 
 
 def test_the_table_has_a_header_row_and_explains_its_markers_above_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["rules", "--spec", str(tmp_path / "none.txt")]) == 0
+    _no_shared_folder(tmp_path, monkeypatch)
+    assert main(["rules"]) == 0
     lines = capsys.readouterr().out.splitlines()
     first_rule = next(i for i, ln in enumerate(lines) if ln.startswith("INTRO-01"))
     above = lines[:first_rule]

@@ -20,11 +20,11 @@ in ``Campaign.draw``), how a run is played (``simulator.harness.drive``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from properties.check_report import UNPARSED_NOTE, finding_text
+from properties.check_report import finding_text
 from properties.findings import Finding
 from properties.outputs import write_atomic
 from simulator.harness.child import ProcessPeer
@@ -103,8 +103,6 @@ def _take_run(c: Campaign, i: int, result: RunResult, rules: dict[str, dict[str,
             rules[rule]["hits"] += 1
             continue
         first = next(f for f in result.failing if f.rule == rule)
-        if first.kind == "input" and first.line in result.unparsed:
-            first = replace(first, explanation=first.explanation + UNPARSED_NOTE)
         say(f"  {finding_text('run', first)}")
         for line in result.stderr_tail if rule == CRASHED else ():
             say(f"    agent stderr: {line}")
@@ -234,6 +232,6 @@ def replay_text(path: str, result: RunResult) -> str:
         f"acp-model drive --replay {path}: {len(result.choices)} choices, {result.messages} agent "
         f"messages, {result.stop}; agent {result.ended}"
     ]
-    lines += [f"  {finding_text('replay', f, result.unparsed)}" for f in result.findings if f.kind != "open"]
+    lines += [f"  {finding_text('replay', f)}" for f in result.findings if f.kind != "open"]
     lines.append(f"  failing rules: {', '.join(result.rules) or 'none'}")
     return "\n".join(lines) + "\n"
