@@ -6,7 +6,9 @@ human-readable summary per session (state, background, completions, usage, then 
 with each entity's type, ID and a content summary). Unusable lines are skipped and listed on
 stderr with their numbers (the first ``SKIPPED_SHOWN``; the rest are counted, not kept, so
 memory does not grow with them); they do not change the exit code (this command shows, it does not
-judge), but an input with no usable message at all is unusable (exit 2).
+judge), but an input whose lines are all unusable is unusable (exit 2). An input with no message
+line at all (empty, or blank lines only) is a recording of nothing, as ``check`` and ``replay``
+take it (nothing to judge, exit 0): its view has no sessions (exit 0, a note on stderr).
 
 The view is built by ``properties.clientview.view_transcript`` (the shared reader and the
 reference view).
@@ -76,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.file == "-" else args.file
     for text in _skipped_lines(name, read):
         sys.stderr.write(text)
-    if not read.messages:
+    if not read.messages and not read.unusable:
+        sys.stderr.write(f"acp-model view: {name}: nothing to view: the input holds no message\n")
+    elif not read.messages:
         raise UsageError(
             f"{name}: nothing to view: no line holds a usable JSON-RPC message "
             f"({read.unusable} line(s) skipped)"

@@ -183,6 +183,24 @@ def test_rules_default_spec_missing_still_degrades(
     assert err.startswith("acp-model rules: no spec line numbers: ")
 
 
+# -- 6. an empty transcript: a recording of nothing, exit 0 in view, check and replay --------------
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n"])
+def test_an_empty_transcript_is_exit_0_in_view_check_and_replay(
+    data: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.ndjson"
+    empty.write_bytes(data)
+    for command in ("view", "check", "replay"):
+        code, out, err = _run([command, str(empty)], capsys)
+        assert code == 0, (command, err)
+    code, out, err = _run(["view", str(empty)], capsys)
+    assert out.startswith("no sessions\n") and "nothing to view" in err
+    code, out, _ = _run(["view", "--json", str(empty)], capsys)
+    assert json.loads(out) == {}
+
+
 # -- 7. a value that starts with '-' -------------------------------------------------------------
 
 
