@@ -70,3 +70,16 @@ def test_the_transcript_example_prints_what_the_doc_shows(
             code = main(shlex.split(command)[1:])
         assert shows(buf.getvalue(), expected) == [], (command, buf.getvalue())
         assert code == (int(comment.split()[-1]) if comment else 0), command
+
+
+@pytest.mark.parametrize("rule", ["TRANS-04", pytest.param("ACC-05", marks=pytest.mark.deep)])
+def test_the_decidability_verdicts_the_doc_quotes_are_current(rule: str) -> None:
+    """The verdict line the doc shows for ``decidability --rule RULE`` (TRANS-04 takes a few
+    seconds of CPU, ACC-05 about 15)."""
+    doc = DOC.read_text(encoding="utf-8")
+    start = doc.index(f"$ acp-model decidability --rule {rule}\n")
+    shown = doc[start : doc.index("```", start)].splitlines()[1:]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        main(["decidability", "--rule", rule])
+    assert shows(buf.getvalue(), shown) == [], buf.getvalue()
