@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import json
 import re
 import shlex
 import shutil
@@ -240,3 +241,52 @@ def test_the_variant_comparison_excerpt_is_current(tmp_path: Path, monkeypatch: 
     _in_empty_folder(tmp_path, monkeypatch)
     (block,) = _claimed("acp-model explore --variant")
     _run_excerpt(block)
+
+
+# -- Test your agent: the seeded-bug drive and the replay of the file it writes -------------------
+
+
+def _drive_commands() -> tuple[list[str], list[str]]:
+    """The README's seeded-bug ``drive`` command and the ``drive --replay`` after it (argv)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Test your agent", 1)[1]
+    lines = [line for block in re.findall(r"```sh\n(.*?)```", section, re.S) for line in block.splitlines()]
+    seeded_lines = [line.split("#")[0] for line in lines if "--fault" in line and "--replay" not in line]
+    (seeded,) = [shlex.split(line) for line in seeded_lines]
+    (replay,) = [shlex.split(line) for line in lines if "--replay" in line]
+    return seeded, replay
+
+
+def _drive_report() -> list[str]:
+    """The report the README shows for the seeded-bug drive."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("The seeded-bug example prints", 1)[1]
+    block = re.search(r"```text\n(.*?)```", section, re.S)
+    assert block is not None
+    return block.group(1).splitlines()
+
+
+def test_the_readme_drive_example_writes_the_file_its_replay_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seeded-bug drive, with ``acp-model agent`` in process (it moves in the driver's turns
+    as a process does, so the same runs fail: the process form is tests/test_drive.py's deep
+    test), writes the script the README replays next, and that replay fails with the rule."""
+    from simulator.harness import campaign
+    from tests.test_drive import _simulated_agent
+
+    monkeypatch.setattr(campaign, "ProcessPeer", _simulated_agent)
+    monkeypatch.chdir(tmp_path)
+    seeded, replay = _drive_commands()
+    assert seeded[:2] == replay[:2] == ["acp-model", "drive"]
+    script = Path(replay[replay.index("--replay") + 1])
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report), contextlib.redirect_stderr(io.StringIO()):
+        assert main(seeded[1:]) == 1
+    assert script.is_file(), sorted(p.name for p in script.parent.iterdir())
+    assert shows(report.getvalue(), _drive_report()) == [], report.getvalue()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["drive", "--json", *replay[2:]]) == 1
+    rule = script.name.split("-", 1)[1].split(".")[0]
+    assert rule in json.loads(out.getvalue())["failing_rules"]
