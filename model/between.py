@@ -164,7 +164,11 @@ OWN_USER_MESSAGE: Final = Between(
     "work after it: a waiting prompt may then claim it, and none has to); outside work, while no "
     "prompt waits, when such work of its own is reported starting next; "
     "anywhere else it is a report no submission accounts for, counted against the waiting prompts "
-    "(REJ-02 after a rejection, else ACC-06; SDM-05 in a session without prompts)",
+    "(REJ-02 after a rejection, else ACC-06; SDM-05 in a session without prompts). Never the "
+    "Agent's own in a child session (one a subagent_update names) that received no session/prompt: "
+    "there it is the task the parent gave the child, which the Agent SHOULD NOT report as a "
+    "user_message (SDM-05, Session-directed messages: 'The task a parent gives a subagent, "
+    "including the first one that starts its work, is a session-directed message')",
     ("prompt", "foreground", "entity"),
 )  # fmt: skip
 
@@ -797,7 +801,11 @@ class Rules:
 
     @staticmethod
     def own_user_message(
-        state: str, own_work: bool, prompt_waits: bool = False, refused_work: bool = False
+        state: str,
+        own_work: bool,
+        prompt_waits: bool = False,
+        refused_work: bool = False,
+        delegated: bool = False,
     ) -> bool | None:
         """``own_user_message``: whether a user message no waiting prompt accounts for may be the
         Agent's own insertion, reported with the foreground state ``state`` (``active``, ``idle``
@@ -812,7 +820,11 @@ class Rules:
         but not in a refused prompt's work (``refused_work``: reported starting while a prompt
         waited that was then answered with an error, so it waited uninserted, and none waiting
         then was inserted: its hook work, whose user message is "for that submission", Prompts
-        that are never inserted; ``Rules.refused_work`` says which work is)."""
+        that are never inserted; ``Rules.refused_work`` says which work is). Never in a child
+        session that received no session/prompt (``delegated``): what comes into a subagent's
+        session there is the task its parent gave it, a session-directed message (SDM-05)."""
+        if delegated:
+            return False
         if prompt_waits:
             return state == "active" and own_work
         if state == "active":

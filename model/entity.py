@@ -40,6 +40,11 @@ ENT = "Entity IDs"
 MESSAGE_TYPES: Final = ("user_message", "agent_message", "agent_thought", "session_message")
 """The message-like entity types: keyed by ``messageId``, their content patched and chunked."""
 
+REUSED_ID: Final = "ENT-01"
+"""The rule the tables of ID-addressed entities that end (``model.terminal``, ``model.toolcall``)
+refuse a new start under an ended entity's ID with: the Agent never gives an ID to a second
+entity of the same type in a session (Entity IDs)."""
+
 PLACEMENT: Final = "ENT-04"
 """The rule this table states for a Client: the first update or chunk of an entity fixes its place
 on the timeline, later ones patch it there (``model.clientview_rules`` names it where a Client's

@@ -19,6 +19,7 @@ Must not know: output bytes, background lists, foreground state.
 from __future__ import annotations
 
 from model.core import MachineSpec, Row
+from model.entity import REUSED_ID
 
 LIVE, EXITED = "live", "exited"
 STATES = (LIVE, EXITED)
@@ -36,7 +37,7 @@ SPEC = MachineSpec(
     initial=LIVE,
     final=(EXITED,),
     rows=ROWS,
-    forbidden={"start": "ENT-01", "exit": "ENT-01"},
+    forbidden={"start": REUSED_ID, "exit": REUSED_ID},
     description="Live until its exitStatus; an exited terminal's ID is never live again.",
 )
 

@@ -9,7 +9,10 @@ way). Each trigger is chosen by the machine's own vocabulary (``model.toolcall.S
 a status means is stated once, in ``model/``; the table monitor (``properties.monitors.tables``)
 fires the tables with these observations, and a forbidden cell is the finding.
 
-Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
+Tool calls: the first report of a toolCallId fires ``start``; a reported status fires its
+trigger (``model.toolcall.STATUS_TRIGGER``); a live status of a call with a final status fires
+what the reading ``tool-call-after-final`` says (``model.toolcall.after_final``: the status's
+trigger, a reopen, or ``start``, a new call under its ID; the context names the reading); a move
 from one final status to another is fired only under the reading
 ``final-status-change=final-is-final`` (the context names the reading), and under
 ``reopen-only`` the call stays final. Compactions answer the same reading in
@@ -195,9 +198,19 @@ def _tool_call(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> 
         return
     status = upd.get("status")
     trigger = toolcall.status_trigger(status) if type(status) is str else None
+    if (toolcall.SPEC.name, tid) not in seen.states:
+        yield toolcall.SPEC, tid, "start", _NO_CTX
     current = seen.state_of(toolcall.SPEC, tid)
     if trigger is not None and (status != current or trigger == "custom_status"):
-        if current not in toolcall.FINAL or status not in toolcall.FINAL:
+        if current in toolcall.FINAL and status not in toolcall.FINAL:  # reopened, or a new call?
+            reading = readings.get(toolcall.AFTER_FINAL, "reopened")
+            yield (
+                toolcall.SPEC,
+                tid,
+                toolcall.after_final(current, trigger, reading),
+                {toolcall.AFTER_FINAL: reading},
+            )
+        elif current not in toolcall.FINAL or status not in toolcall.FINAL:
             yield toolcall.SPEC, tid, trigger, _NO_CTX
         elif readings.get(toolcall.FINAL_CHANGE) == "final-is-final":
             yield toolcall.SPEC, tid, trigger, {toolcall.FINAL_CHANGE: "final-is-final"}
@@ -210,6 +223,8 @@ def _tool_call(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> 
 def _tool_call_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     tid = upd.get("toolCallId")
     if type(tid) is str:
+        if (toolcall.SPEC.name, tid) not in seen.states:
+            yield toolcall.SPEC, tid, "start", _NO_CTX
         yield toolcall.SPEC, tid, "append_content", _NO_CTX
 
 
@@ -294,9 +309,10 @@ def _snapshot(
 
 
 _REOPENING: Final = frozenset(
-    {toolcall.STATUS_TRIGGER[status] for status in toolcall.LIVE} | {"custom_status"}
+    {toolcall.STATUS_TRIGGER[status] for status in toolcall.LIVE} | {"custom_status", "start"}
 )
-"""The tool call table's triggers to a live status: refused from a final one (a reopen)."""
+"""The tool call table's triggers to a live status, and a new call under its ID: refused from a
+final one (a reopen, or a new call: the reading ``tool-call-after-final``)."""
 
 
 def left_behind(machine: str, key: str, state: str, trigger: str) -> tuple[tuple[str, str], ...]:

@@ -698,6 +698,35 @@ READINGS: Final[tuple[Reading, ...]] = (
               final-is-final: never""",
     ),
     _reading(
+        toolcall.AFTER_FINAL,  # answered by the observer of the tool call table
+        "Is a live status reported for a tool call with a final status that call reopened, or a new "
+        "tool call under the ended one's ID?",
+        ("Background work", "Entity IDs"),
+        (33, 10),
+        (
+            "The Agent does not reopen a tool call that has a final status. It starts a new one instead",
+            "The Agent MUST NOT reuse an ID for a different entity of the same type within a session",
+        ),
+        {
+            "reopened": """The call is reopened: a breach of BG-05 (a plain statement the catalogue
+                grades SHOULD NOT, a warning).""",
+            "new-call": """It is another tool call, started under the ID of one that ended: the ID is
+                reused for a different entity of the same type, a breach of ENT-01 (MUST NOT, an
+                error).""",
+        },
+        "reopened",
+        """Both are breaches, and the wire cannot tell them apart: v2 has no update that announces
+              a tool call, only the tool_call_update upsert ("When a client receives a tool call ID
+              it has not seen before, omitted fields start at their protocol defaults", the schema's
+              ToolCallUpdate), so a new call under an ended one's ID and the ended call reopened
+              send the same update. The default claims only what every such transcript shows:
+              the call, as the Client keys it, was reopened ("Later updates and chunks patch the
+              entity in place", Entity IDs); that it is another call is the Agent's intent, which
+              the wire does not show (an adapter that numbers calls per turn breaks ENT-01, and
+              new-call says so). The finding names the reading.""",
+        ("BG-05", "ENT-01"),
+    ),
+    _reading(
         RESUME_REPLAY_WINDOW,
         "Between a session/resume and its response, is every user message replayed history, or only "
         "one under an ID the session already showed?",

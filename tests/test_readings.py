@@ -177,6 +177,22 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "final-is-final",
         [("BG-05", 7)],
     ),
+    "tool-call-after-final": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "in_progress"),
+            tool("t1", "completed"),
+            tool("t1", "in_progress"),
+            tool("t1", "completed"),
+            state("idle", stop="end_turn"),
+        ],
+        [("BG-05", 7)],
+        "new-call",
+        [("ENT-01", 7)],
+    ),
     "final-status-change/compaction": (
         [
             update("compaction_update", compactionId="c1", status="in_progress"),

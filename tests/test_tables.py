@@ -156,9 +156,10 @@ def test_exercise_counts_name_the_rule_of_each_consulted_cell() -> None:
     for n, (sender, msg) in enumerate([tool("t1", "in_progress"), compaction("c1", "completed")], 1):
         ms.feed(sender, msg, n)
     # COMPACT-03 twice: the compaction's start and its completion; COMPACT-05: it starts in
-    # progress; BG-10: the announce cell; COMPACT-02: the fields a compaction_update must carry
+    # progress; ENT-01: the tool call's start (its first report); BG-10: the announce cell;
+    # COMPACT-02: the fields a compaction_update must carry
     assert ms.exercised == Counter(
-        {"BG-05": 1, "COMPACT-03": 2, "COMPACT-05": 1, "BG-10": 1, "COMPACT-02": 1}
+        {"BG-05": 1, "ENT-01": 1, "COMPACT-03": 2, "COMPACT-05": 1, "BG-10": 1, "COMPACT-02": 1}
     )
 
 

@@ -35,6 +35,7 @@ Per session (``SessionFacts``):
 - ``created``: a ``session/new`` response named this session in the stream, so everything about
   it is in view (``MonitorSet.from_start`` says so for all sessions).
 - ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
+- ``child``: a ``subagent_update`` of another session named this session (a subagent's).
 - ``terms``: tool call -> the terminals its latest content embeds (``{"type": "terminal", ...}``
   items), from its ``tool_call_update`` and a permission request's subject (``subject_call``);
   a call whose content embeds none has no entry.
@@ -146,6 +147,7 @@ class SessionFacts(Record):
     quiet: bool = False
     created: bool = False
     closed: bool = False
+    child: bool = False
     bare_line: int = 0
     terms: dict[str, frozenset[str]] = field(default_factory=dict)
 
@@ -177,6 +179,7 @@ class SessionFacts(Record):
             self.quiet,
             self.created,
             self.closed,
+            self.child,
             self.bare_line > 0,
             frozenset(self.terms.items()),
         )
@@ -433,8 +436,10 @@ class Facts(Monitor):
     @on("update", "subagent_update")
     def _child(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         child = upd.get("sessionId")
-        if self.opening and type(child) is str:
-            self.set_up.add(child)  # a child needs no setup of its own (SubagentUpdate)
+        if type(child) is str and child != sid:
+            self.of(child).child = True
+            if self.opening:
+                self.set_up.add(child)  # a child needs no setup of its own (SubagentUpdate)
 
     @on("client-request", "*")
     def _request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:

@@ -870,6 +870,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
             why = _UNACCOUNTED_WHY[rule]
         started = ps.started  # (with a prompt waiting, only work under way may be the Agent's own)
+        delegated = ps.first_prompt is None and fs is not None and fs.child  # (a subagent's task)
         if (not ps.pending or (started is not None and not started[3])) and self.reading(
             UNACCOUNTED_USER_MESSAGE
         ) == "agent-initiated":
@@ -888,7 +889,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
             # (a refused prompt's hook work, none waiting at its start inserted)
             refused = started is not None and self.between.refused_work(started[2], started[4])
-            own = self.between.own_user_message(state, own_work or not (shown or waits), waits, refused)
+            own = self.between.own_user_message(
+                state, own_work or not (shown or waits), waits, refused, delegated
+            )
             if own and waits:  # the Agent's own, or a waiting prompt's: none need claim it
                 ps.optional[mid] = line
                 self._ex[rule] += 1
@@ -900,7 +903,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     self._ex[rule] += 1
                     ps.own_wait = (mid, line, rule, why, msg, None, False)
                 return
-        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
+        if delegated:
+            why = "in a subagent's session that never received a session/prompt (its task: a session message)"
+        elif not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             why += (
                 " (no prompt waited, but the work it came in started while a prompt waited that was "
                 "then refused: that prompt's hook work)"

@@ -473,7 +473,7 @@ class ForegroundWork(BackgroundWork):
         n = self._use("tool_calls")
         tid = self.cur_msg if how == "shared" and self.cur_msg is not None else f"tc_{n}"
         out = [wire.tool_call(self.sid, tid, "pending", title="Edit file", kind="edit")]
-        self.tools[tid] = (tcm.PENDING, False, None, None)
+        self.tools[tid] = (self._fire("tool_call", tcm.PENDING, "start"), False, None, None)
         self.history.append(out[0])
         return [*out, *self._do_bg_ask(tid)] if ask else out
 
