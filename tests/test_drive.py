@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from properties.catalogue import RULES_BY_ID
+from properties.findings import LEVEL_SEVERITY
 from simulator.analysis.mutants import MUTANTS, Mutant
 from simulator.harness.child import ProcessPeer
 from simulator.harness.drive import Settings, run_once
@@ -53,6 +55,12 @@ def _first_failing(
     raise AssertionError(f"{rule} not found in {seeds} runs")
 
 
+def _fail_on(rule: str) -> str:
+    """The ``fail_on`` level at which a breach of ``rule`` fails a run: ``should`` for a rule the
+    catalogue rates SHOULD or SHOULD NOT (a warning), else ``must``."""
+    return "should" if LEVEL_SEVERITY[RULES_BY_ID[rule].level] == "warning" else "must"
+
+
 def test_no_findings_without_a_fault() -> None:
     # a conforming run settles as soon as nothing is open, so a generous timeout costs nothing;
     # 0.05 s once ran out under load between two moves the agent still had to make
@@ -83,7 +91,7 @@ def test_seeded_bugs_are_found_and_shrunk_in_process(mutant: object) -> None:
     from simulator.analysis.mutants import Mutant
 
     assert isinstance(mutant, Mutant)
-    level = "should" if mutant.intended_rule in ("FAIL-04",) else "must"
+    level = _fail_on(mutant.intended_rule)
     faults = mutant.switched_on
     seed, choices = _first_failing(faults, mutant.intended_rule, level)
     settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on=level)
@@ -100,7 +108,7 @@ def test_every_agent_bug_found_in_process(mutant: object) -> None:
     from simulator.analysis.mutants import Mutant
 
     assert isinstance(mutant, Mutant)
-    level = "should" if mutant.intended_rule == "FAIL-04" else "must"
+    level = _fail_on(mutant.intended_rule)
     _first_failing(mutant.switched_on, mutant.intended_rule, level, seeds=1000)
 
 
@@ -650,7 +658,7 @@ def test_every_agent_bug_through_acp_model_agent(
     costs a run or two instead of dozens; the figures go to the JUnit properties (``--junitxml``)."""
     faults = sorted(mutant.switched_on & frozenset(AGENT_FAULTS))
     agent = [*CLI, "agent", *[a for f in faults for a in ("--fault", f)]]
-    level = "should" if mutant.intended_rule == "FAIL-04" else "must"
+    level = _fail_on(mutant.intended_rule)
     plan = _process_plan(mutant, level)
     assert plan, f"{mutant.intended_rule} not found in process"
     started = time.monotonic()
