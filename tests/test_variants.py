@@ -23,7 +23,11 @@ TOOLS = {"prompts": 1, "tool_calls": 1, "permissions": 0, "background": 0, "outp
          "tool_updates": 1, "hooks": 0, "capacity": 1, "features": ["cancel", "pause", "fail"]}  # fmt: skip
 BACKGROUND = {"prompts": 1, "tool_calls": 0, "permissions": 0, "background": 1, "outputs": 0, "cancels": 0,
               "hooks": 0, "capacity": 1, "features": ["terminal"]}  # fmt: skip
-SMALL_BOUNDS = {"no-background-list": BACKGROUND}
+STEERING = {"prompts": 2, "tool_calls": 0, "permissions": 0, "background": 0, "outputs": 0, "cancels": 0,
+            "hooks": 0, "capacity": 2, "features": []}  # fmt: skip
+"""Two prompts, the second received during the first one's work: whether it is inserted into that
+work (steering) or waits for its idle."""
+SMALL_BOUNDS = {"no-background-list": BACKGROUND, "no-steering": STEERING}
 """Per shipped variant, the small exhaustive bounds its comparison runs at (default: TOOLS)."""
 
 
