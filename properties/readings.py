@@ -931,20 +931,26 @@ READINGS: Final[tuple[Reading, ...]] = (
         USER_MESSAGE_DEADLINE,
         "Is the report of an inserted user message a pending update of the work its insertion "
         "started, owed before that work's idle?",
-        ("2. Prompt accepted", "4. Report completion"),
-        (68, 69, 122),
+        ("2. Prompt accepted", "4. Report completion", "Cancellation"),
+        (68, 69, 122, 190),
         (
             "MUST also report the inserted user message",
             "the idle state_update that ends the resulting work",
             "MUST send any pending updates for the foreground work that ended",
+            "prompts received before it that the Agent has not yet inserted",
         ),
         {
             "resulting-work": """Yes: the user_message acknowledgment belongs to the prompt's resulting
                 work, so when the success response came before the idle ending that work (the first
                 foreground work reported after the prompt was received while the session reported idle),
-                the report comes before that idle: an idle sent first breaks ACC-05 at that line.""",
+                the report comes before that idle: an idle sent first breaks ACC-05 at that line. Such a
+                prompt still waiting at that idle, with no user message reported since its receipt that
+                it could claim, was not inserted before it: a session/cancel (or session/close) received
+                before that idle found it not yet inserted, so a success answer then breaks CANCEL-02
+                (or the close rule).""",
             "eventually": """No deadline but the end: the report is owed eventually, judged only at the
-                end of a complete transcript.""",
+                end of a complete transcript; a prompt's insertion may have come before a cancel
+                whatever its report's timing.""",
         },
         "resulting-work",
         """The spec names the acknowledgment among the messages of the prompt's resulting work:
@@ -954,8 +960,15 @@ READINGS: Final[tuple[Reading, ...]] = (
               its idle update" (4. Report completion). Only the work that started after the prompt
               was received while nothing ran is judged: a prompt inserted during active work may
               start the next turn instead ("What inserting during active work means ... is up to
-              the Agent"), whose idle is later.""",
-        ("ACC-05",),
+              the Agent"), whose idle is later. The same deadline dates a hidden insertion: had the
+              prompt been inserted before that idle, its report was owed by then, so with none
+              reported it was inserted later, if at all, and "session/cancel covers ... prompts
+              received before it that the Agent has not yet inserted" (Cancellation) covers it
+              when the cancel came before that idle. A prompt received during active work and
+              inserted at once may start the next turn, which a cancel of the current work does
+              not reach ("Once a message is inserted, its prompt request still succeeds":
+              Cancellation), so its report after the cancelled idle proves nothing.""",
+        ("ACC-05", "CANCEL-02"),
         peers_same="""the simulated Agent reports every inserted user message before the idle
               ending any work and before the close response (model.between
               USER_MESSAGE_REPORTED), which conforms under both""",
