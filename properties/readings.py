@@ -851,7 +851,8 @@ READINGS: Final[tuple[Reading, ...]] = (
               that runs shows progress under both (unlisted-tool-while-blocked).""",
         ("FG-04",),
         peers="""pending-output: while requires_action is reported, the Agent may send once a chunk of
-              the message its work produced before it blocked; progress: never""",
+              the message its work produced before it blocked (feature chunks: it streams its
+              messages); progress: never""",
     ),
     _reading(
         UNLISTED_TOOL_WHILE_BLOCKED,
