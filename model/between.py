@@ -517,6 +517,19 @@ class Rules:
     leave the user message of an inserted prompt unreported (given those prompts whose success
     was sent, or is owed, and whose user message was not reported)."""
 
+    @staticmethod
+    def not_inserted_by_idle(reading: str, claimable_since_receipt: bool) -> bool:
+        """``user_message_reported`` under the reading ``user-message-deadline``: whether a prompt
+        received while idle was reported, still waiting for its answer at the idle that ends its
+        resulting work (the first work reported after its receipt), was not inserted before that
+        idle. Under ``resulting-work`` its user message would then have been a pending update of
+        that work, owed before the idle (4. Report completion); with no user message reported
+        since its receipt that it could claim (``claimable_since_receipt``), it was inserted, if
+        at all, after that idle, so a session/cancel or session/close received before the idle
+        found it not yet inserted ("session/cancel covers ... prompts received before it that the
+        Agent has not yet inserted", Cancellation). Under ``eventually`` nothing follows."""
+        return reading == "resulting-work" and not claimable_since_receipt
+
     carries_on_after_idle = _reading_is("background")
     """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
     of ended work may go on changing status after the idle as independent work (``background``,

@@ -846,11 +846,12 @@ READINGS: Final[tuple[Reading, ...]] = (
         OUTPUT_WHILE_REQUIRES_ACTION,
         "Does agent message or thought content sent while requires_action is reported show that "
         "foreground progress resumed?",
-        ("Waiting for user action", "Foreground and background work"),
-        (177, 21),
+        ("Waiting for user action", "Foreground and background work", "4. Report completion"),
+        (177, 21, 122),
         (
             "requires_action means the foreground workflow as a whole is blocked on user action",
             "MUST report running when foreground progress resumes",
+            "MUST send any pending updates for the foreground work that ended before sending its idle update",
         ),
         {
             "progress": """Yes: a blocked workflow produces no model output, so new content shows progress
@@ -858,16 +859,29 @@ READINGS: Final[tuple[Reading, ...]] = (
             "pending-output": """Not necessarily: it may be output the work produced before it blocked,
                 sent late (no rule orders pending output before requires_action): no breach.""",
         },
-        "progress",
-        """The text defines the state by the whole workflow: "requires_action means the
-              foreground workflow as a whole is blocked on user action. The session remains running
-              if other foreground work can still progress" (Waiting for user action). Agent
-              messages and thoughts are model processing, which is foreground work (Foreground and
-              background work); while all of it is blocked none is produced, so content then shows
-              progress, and "it MUST report running when foreground progress resumes".""",
+        "pending-output",
+        """Changed from progress, by the text. The MUST is set off by the work: "Once
+              requires_action is reported, the Agent MUST report running when progress resumes"
+              (Waiting for user action); the wire shows what the Agent sends, not when the work
+              produced it. The text knows updates the work produced that the Agent has not sent
+              yet, and orders them against the idle alone: "The Agent MUST send any pending
+              updates for the foreground work that ended before sending its idle update" (4.
+              Report completion), and after a cancel "before sending the idle state_update session
+              update that reports cancellation" (Cancellation); no sentence orders them before
+              requires_action, and "State updates describe the session's foreground work, not
+              individual model exchanges" (Foreground and background work). So content of a
+              message or thought sent while requires_action is reported may be such a pending
+              update, output the work produced before it blocked, and by itself shows no "progress
+              resumes": a finding could not be defended by quoting the text. progress reads
+              "requires_action means the foreground workflow as a whole is blocked on user action"
+              (Waiting for user action) and "requires_action is only for blocked foreground work"
+              (State transitions) as timing the delivery of output too: those sentences say what
+              the work is doing, not when its reports are sent. A tool call of the blocked work
+              that runs shows progress under both (unlisted-tool-while-blocked).""",
         ("FG-04",),
         peers="""pending-output: while requires_action is reported, the Agent may send once a chunk of
-              the message its work produced before it blocked; progress: never""",
+              the message its work produced before it blocked (feature chunks: it streams its
+              messages); progress: never""",
     ),
     _reading(
         UNLISTED_TOOL_WHILE_BLOCKED,
@@ -947,20 +961,26 @@ READINGS: Final[tuple[Reading, ...]] = (
         USER_MESSAGE_DEADLINE,
         "Is the report of an inserted user message a pending update of the work its insertion "
         "started, owed before that work's idle?",
-        ("2. Prompt accepted", "4. Report completion"),
-        (68, 69, 122),
+        ("2. Prompt accepted", "4. Report completion", "Cancellation"),
+        (68, 69, 122, 190),
         (
             "MUST also report the inserted user message",
             "the idle state_update that ends the resulting work",
             "MUST send any pending updates for the foreground work that ended",
+            "prompts received before it that the Agent has not yet inserted",
         ),
         {
             "resulting-work": """Yes: the user_message acknowledgment belongs to the prompt's resulting
                 work, so when the success response came before the idle ending that work (the first
                 foreground work reported after the prompt was received while the session reported idle),
-                the report comes before that idle: an idle sent first breaks ACC-05 at that line.""",
+                the report comes before that idle: an idle sent first breaks ACC-05 at that line. Such a
+                prompt still waiting at that idle, with no user message reported since its receipt that
+                it could claim, was not inserted before it: a session/cancel (or session/close) received
+                before that idle found it not yet inserted, so a success answer then breaks CANCEL-02
+                (or the close rule).""",
             "eventually": """No deadline but the end: the report is owed eventually, judged only at the
-                end of a complete transcript.""",
+                end of a complete transcript; a prompt's insertion may have come before a cancel
+                whatever its report's timing.""",
         },
         "resulting-work",
         """The spec names the acknowledgment among the messages of the prompt's resulting work:
@@ -970,8 +990,15 @@ READINGS: Final[tuple[Reading, ...]] = (
               its idle update" (4. Report completion). Only the work that started after the prompt
               was received while nothing ran is judged: a prompt inserted during active work may
               start the next turn instead ("What inserting during active work means ... is up to
-              the Agent"), whose idle is later.""",
-        ("ACC-05",),
+              the Agent"), whose idle is later. The same deadline dates a hidden insertion: had the
+              prompt been inserted before that idle, its report was owed by then, so with none
+              reported it was inserted later, if at all, and "session/cancel covers ... prompts
+              received before it that the Agent has not yet inserted" (Cancellation) covers it
+              when the cancel came before that idle. A prompt received during active work and
+              inserted at once may start the next turn, which a cancel of the current work does
+              not reach ("Once a message is inserted, its prompt request still succeeds":
+              Cancellation), so its report after the cancelled idle proves nothing.""",
+        ("ACC-05", "CANCEL-02"),
         peers_same="""the simulated Agent reports every inserted user message before the idle
               ending any work and before the close response (model.between
               USER_MESSAGE_REPORTED), which conforms under both""",

@@ -244,9 +244,9 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
             say("a1"),
             state("idle", stop="end_turn"),
         ],
-        [("FG-04", 7)],
-        "pending-output",
         [],
+        "progress",
+        [("FG-04", 7)],
     ),
     "unlisted-tool-while-blocked": (
         [

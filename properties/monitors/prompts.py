@@ -165,6 +165,13 @@ window before that work was reported (the work may start and end unseen in it), 
 the work reported after the window is that work or one started in it, and ends by the next idle.
 Inside a window, a state replacing an active one reported in that same window is live, not the
 snapshot (``model.between`` resume_snapshot): an idle there ends the work as outside a window.
+The same deadline dates a hidden insertion (``model.between`` not_inserted_by_idle): a prompt
+received while idle that still waits at the idle ending its resulting work, with no user message
+reported since its receipt that it could claim, was not inserted before that idle, so the states
+it reached only by such an insertion are dropped (``_Prompt.unreported_idle``): a session/cancel
+or session/close received before that idle stopped it, and a success answer breaks the rule of
+the state left (CANCEL-02, naming the reading). A prompt received during active work keeps them:
+inserted at once, it may start the next turn, which a cancel of the current work does not reach.
 
 *Content* (``model.between`` USER_MESSAGE_CONTENT, the reading ``user-message-content``). Under
 its default, ``upsert``, nothing is recorded: a user_message may carry content a later one
@@ -220,6 +227,7 @@ _SENT_KEY = rule_group(_SETUP, _NOT_EMPTY)
 """Exercised by every session/prompt (what the Client may send, and when)."""
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
 _DEADLINE = (USER_MESSAGE_DEADLINE,)
+_NO_READINGS: tuple[str, ...] = ()
 _CONTENT_READING = (USER_MESSAGE_CONTENT,)
 # the rules of the ``model.between`` declarations judged here (the model states each)
 REPORTED = bw.USER_MESSAGE_REPORTED.rule
@@ -262,6 +270,9 @@ class _Prompt(NamedTuple):
     # state is reported since (``worked``), no work may have taken it in, so the next work
     # reported starting is its, inserted or not (``model.between`` own_work)
     idle_receipt: bool = False
+    # the idle ending its resulting work that found it not inserted (user-message-deadline:
+    # no user message it could claim reported by then), when that ruled out a state: 0 if none
+    unreported_idle: int = 0
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -382,6 +393,7 @@ class _Session(Record):
                         p.overtaken and p.overtaken[0],
                         p.worked,
                         p.idle_receipt and not p.worked,
+                        p.unreported_idle != 0,
                     ),
                 )
                 for rid, p in self.pending.items()
@@ -783,7 +795,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
                         ps.pending[earlier] = held._replace(overtaken=(rid, line))
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
-        self._fire(sid, rid, rec, "answer", line, msg, why=" and was answered with success")
+        why, readings = " and was answered with success", _NO_READINGS
+        if rec.unreported_idle:
+            why = (
+                " (no user message it could claim was reported before the idle at line "
+                f"{rec.unreported_idle} that ended its resulting work, so it was not inserted "
+                f"before that idle){why}"
+            )
+            readings = _DEADLINE
+        self._fire(sid, rid, rec, "answer", line, msg, why=why, readings=readings)
         if rec.bad:
             self._ex[CONTENT] += 1
             self.breach(
@@ -1045,6 +1065,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.owner_working = True  # its resulting work (also when reported after unknown)
         elif new == "idle" and ps.owner_working:
             self._ex[REPORTED] += 1
+            if ps.owner_fresh:
+                self._not_inserted(ps, ps.owner, line)
             mid = ps.owner_mid
             owed = () if mid is None else (mid,)
             if (
@@ -1066,6 +1088,23 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # (other states: the same stretch; work starts and ends only with a report)
         if new == "idle" and ps.owner is None and ps.pending:
             ps.owner = next(iter(ps.pending))  # the oldest waiting: the next work is its
+
+    def _not_inserted(self, ps: _Session, rid: Any, line: int) -> None:
+        """The idle ending the resulting work of prompt ``rid``, received while idle was reported
+        and still waiting for its answer: with no user message it could claim reported since its
+        receipt, it was not inserted before this idle (``model.between`` not_inserted_by_idle,
+        the reading ``user-message-deadline``): a state it reached only by an insertion before
+        now (inserted ahead of the session/cancel or session/close that stopped it) is ruled out."""
+        rec = ps.pending.get(rid)
+        if rec is None:
+            return
+        claimable = any(first > rec.line for first in (*ps.unclaimed.values(), *ps.optional.values()))
+        if not self.between.not_inserted_by_idle(self.reading(USER_MESSAGE_DEADLINE), claimable):
+            return
+        uninserted = rec.states - _INSERTED
+        states = self.spec.unseen(uninserted) if uninserted else rec.states
+        if states != rec.states:  # (an insertion still open later is no state ruled out)
+            ps.pending[rid] = rec._replace(states=states, unreported_idle=line)
 
     @on("update", "session_message")
     def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

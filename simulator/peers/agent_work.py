@@ -92,6 +92,7 @@ class ForegroundWork(BackgroundWork):
             self.real == fgm.REQUIRES_ACTION
             and self.reported == fgm.REQUIRES_ACTION
             and self.cur_msg is not None
+            and self._has("chunks")  # (an Agent that streams its messages has a chunk to flush)
             and "pending_out" not in self.extras
             and not self.between.blocked_output_is_progress(self.rd["output-while-requires-action"])
         ):
@@ -442,7 +443,10 @@ class ForegroundWork(BackgroundWork):
     def _do_pending_say(self, _: Any) -> list[Msg]:
         """``output-while-requires-action=pending-output``: a chunk of the current message that
         the work produced before it blocked, sent while requires_action is reported (no progress:
-        the foreground table's ``output`` is not fired); once per run."""
+        the foreground table's ``output`` is not fired); once per run, by an Agent that streams
+        its messages (feature ``chunks``: off in the exhaustive slices that block work, which it
+        would push past their state cap; the random walks and tests/test_readings_peers.py take
+        it)."""
         self.extras = self.extras | {"pending_out"}
         assert self.cur_msg is not None
         msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" (sent late)"))
