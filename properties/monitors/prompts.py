@@ -133,7 +133,7 @@ prompt's hook work (reported starting while a prompt waited that was then answer
 error, and none waiting then answered with success: ``started``, ``model.between``
 refused_work, REJ-02). One reported while a prompt waits, during foreground work the Agent
 started itself (reported starting while no prompt waited, and no prompt inserted while idle was
-reported, with no other state reported since its receipt, awaited it: ``_Prompt.worked``), may
+reported, with no other state reported since its receipt, awaited it: ``_Session.worked``), may
 be the Agent's own or a waiting prompt's: kept apart (``optional``), never counted, and a
 success response may still return it (ACC-07 if it came before that prompt's receipt); forgotten
 once no waiting prompt received before it remains. One reported outside work (idle, unknown or a
@@ -265,7 +265,9 @@ class _Prompt(NamedTuple):
     # one waited, and that response's line
     overtaken: tuple[Any, int] | None = None
     seq: int = 0  # receipt order across sessions (prompts of one batch share a line); not in keys
-    worked: bool = False  # a state other than idle was reported since its receipt
+    # its session's ``_Session.non_idle`` at its receipt: a state other than idle was reported
+    # since (``_Session.worked``) once that count has grown; not in keys (only whether it grew is)
+    non_idle: int = 0
     # received while the session was reported idle (outside resume windows): while no other
     # state is reported since (``worked``), no work may have taken it in, so the next work
     # reported starting is its, inserted or not (``model.between`` own_work)
@@ -367,6 +369,12 @@ class _Session(Record):
             return (st[1], st[2], refused, waited if waited and not st[4] else None)
         return (st[3], waited, st[4] and bool(waited))
 
+    non_idle: int = 0  # states other than idle reported so far (see ``worked``); not in keys
+
+    def worked(self, prompt: _Prompt) -> bool:
+        """Whether a state other than idle was reported since ``prompt``'s receipt."""
+        return prompt.non_idle < self.non_idle
+
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
 
@@ -391,8 +399,8 @@ class _Session(Record):
                         p.bad,
                         p.blocks,
                         p.overtaken and p.overtaken[0],
-                        p.worked,
-                        p.idle_receipt and not p.worked,
+                        self.worked(p),
+                        p.idle_receipt and not self.worked(p),
                         p.unreported_idle != 0,
                     ),
                 )
@@ -433,7 +441,10 @@ class _Session(Record):
     def settle(self) -> bool:
         """Update the deficiency: how many unclaimed user messages no waiting prompt can ever
         claim (see the module docstring); whether it grew (a breach of the caller's rule)."""
-        receipts = [p.line for p in self.pending.values()] if self.unclaimed else []
+        if not self.unclaimed:  # (no deficiency)
+            self.reported_d = 0
+            return False
+        receipts = [p.line for p in self.pending.values()]
         n = len(receipts)
         j = worst = 0
         for k, first_seen in enumerate(self.unclaimed.values(), 1):
@@ -546,7 +557,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
             fs is None or (fs.state == "idle" and not fs.resuming)
         )
         ps.pending[rid] = _Prompt(
-            line, start, ps.cancel_seen, bad, blocks, seq=self.received, idle_receipt=idle
+            line,
+            start,
+            ps.cancel_seen,
+            bad,
+            blocks,
+            seq=self.received,
+            non_idle=ps.non_idle,
+            idle_receipt=idle,
         )
         if ps.owner is None and idle:
             ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
@@ -664,7 +682,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.own_wait = None
         fs = self.facts.sessions.get(sid)
         if (ps.owner == rid and ps.owner_fresh and not ps.owner_working) or (
-            fs is not None and fs.state == "idle" and not fs.resuming and ps.state_seen and not rec.worked
+            fs is not None and fs.state == "idle" and not fs.resuming and ps.state_seen and not ps.worked(rec)
         ):
             # received and inserted while idle, or inserted while idle is reported with no other
             # state reported since its receipt (a resume window may have dropped its ownership):
@@ -1032,7 +1050,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if new in ACTIVE and before not in ACTIVE and ps.started is None:
             # a prompt waiting since it was received while idle was reported: inserted while
             # idle (awaiting this work) or still uninserted, the work is not the Agent's own
-            bound = any(p.idle_receipt and not p.worked for p in ps.pending.values())
+            bound = any(p.idle_receipt and not ps.worked(p) for p in ps.pending.values())
             awaited = ps.inserted_idle or bound
             ps.started = (frozenset(ps.pending), awaited, False, bool(ps.pending), False)  # a start
             if ps.own_wait is not None and not resuming:
@@ -1051,10 +1069,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.inserted_idle = self.between.awaits_work_after_idle(True, before not in _PLACED)
         if new in ACTIVE:
             ps.inserted_idle = False
-        if new != "idle" and ps.pending:
-            for rid, rec in ps.pending.items():
-                if not rec.worked:
-                    ps.pending[rid] = rec._replace(worked=True)
+        if new != "idle":
+            ps.non_idle += 1  # every prompt waiting now has worked
         if resuming and self.between.resume_snapshot(True, fs is not None and fs.shown and before in ACTIVE):
             if not ps.owner_working:
                 ps.drop_owner()

@@ -452,7 +452,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A concrete background list rules on the work it names; an idle ends active work."""
-        judged = bool(self.sessions) or any(a.permission for a in self.facts.asking.values())
+        asking = self.facts.asking  # (usually empty)
+        judged = bool(self.sessions) or (bool(asking) and any(a.permission for a in asking.values()))
         if not judged and not self.elicits:
             return  # (no tool call, permission request or elicitation to judge)
         keys = self.facts.background(upd)
