@@ -49,7 +49,8 @@ handshake said (see the attributes of ``Facts``), and whether the stream shows t
 from its start (``opening``: the Client's first request is ``initialize``, sent before anything
 named a session), and then which sessions were set up in view (``set_up``: named by a
 ``session/new`` or ``session/fork`` response, resumed by a successful ``session/resume``, or
-announced as a child by a ``subagent_update``, which needs no setup of its own).
+announced as a child by a ``subagent_update``, which needs no setup of its own); and each child
+session's parent (``parents``: the session whose ``subagent_update`` first announced it).
 
 Must not know: any rule, finding or explanation.
 """
@@ -210,6 +211,8 @@ class Facts(Monitor):
         self.asking: dict[Any, Asked] = {}
         """Outstanding user-action requests by request id (see the module docstring). Kept from
         the request itself: an explorer's key keeps only a pending request's id, method and session."""
+        self.parents: dict[str, str] = {}
+        """Each child session -> the session whose ``subagent_update`` first announced it."""
         self._bg_upd: Any = None  # the update whose background list was parsed last (SHARED)
         self._bg_keys: list[Key] | None = None
 
@@ -433,6 +436,8 @@ class Facts(Monitor):
     @on("update", "subagent_update")
     def _child(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         child = upd.get("sessionId")
+        if type(child) is str and child != sid:
+            self.parents.setdefault(child, sid)
         if self.opening and type(child) is str:
             self.set_up.add(child)  # a child needs no setup of its own (SubagentUpdate)
 
@@ -451,6 +456,7 @@ class Facts(Monitor):
             self.custom_prompt_ok,
             frozenset(self.offered.items()),
             frozenset(self.asking.items()),
+            frozenset(self.parents.items()),
             self.opening,
             frozenset(self.set_up),
         )
