@@ -196,8 +196,8 @@ class _Session(Record):
     done_period: int = -1  # period in which DONE-03 / CANCEL-14 was reported
     ra_line: int = 0  # line of a requires_action report with no user-action request yet
     asked: bool = False  # a user-action request was asked since the last idle
-    # the standard (or unknown) state reported before the latest custom one (what a custom state
-    # the Client did not advertise leaves owed, and whether it followed idle)
+    # under a custom state, the standard (or unknown) state reported before it (what a custom state
+    # the Client did not advertise leaves owed, and whether it followed idle); "idle" otherwise
     before_custom: str = "idle"
     # interval of active work in which the Client last answered a permission request (a
     # choice that may explain a ``cancelled`` stop reason)
@@ -430,6 +430,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     # -- state ---------------------------------------------------------------------------
     @on("update", "state_update")
     def _reported(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The reported state (``_state``); then, once a standard state replaces the custom ones,
+        the state before them is forgotten (read only under a custom state: no explorer state
+        differs by it elsewhere)."""
+        self._state(sid, upd, line, msg)
+        if upd.get("state") in STANDARD_STATES:
+            self.sessions[sid].before_custom = "idle"
+
+    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The reported state: work starting, blocking, resuming and ending; an idle's stop
         reason."""
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
@@ -442,7 +450,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.lone = None  # another state of the window: it can be the snapshot
         if new != prev:
             if new not in STANDARD_STATES and prev in STANDARD_STATES:
-                st.before_custom = prev  # what a custom state the Client did not advertise leaves owed
+                # what a custom state the Client did not advertise leaves owed (one it may have
+                # advertised leaves nothing and allows output: kept as "idle", no state to tell apart)
+                st.before_custom = "idle" if self._custom_states() else prev
             since, st.ra_line = st.ra_line, 0
             if since and prev == "requires_action" and new in ("running", "idle"):
                 # the requires_action stretch with no user-action request ends: judged when it
