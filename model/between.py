@@ -186,11 +186,14 @@ BLOCKED_ON_USER: Final = Between(
     "foreground work reports requires_action (it blocks, or starts blocked) and holds it until its "
     "next state",
     "some user-action request of the session (a session/request_permission or an "
-    "elicitation/create) is outstanding during that stretch: asked and neither answered nor "
-    "withdrawn, or a URL elicitation accepted and not yet completed (the request may follow the "
-    "report: work that starts blocked may report requires_action first); a stretch with none is "
-    "blocked on nothing the user can act on (the rule is the one the foreground table's block "
-    "cell names: stated there once)",
+    "elicitation/create), or of a child session it announced with subagent_update (or a child's "
+    "child), is outstanding during that stretch: asked and neither answered nor withdrawn, or a "
+    "URL elicitation accepted and not yet completed (the request may follow the report: work that "
+    "starts blocked may report requires_action first); a stretch with none is blocked on nothing "
+    "the user can act on (the rule is the one the foreground table's block cell names: stated "
+    "there once). A child's request counts because requires_action is the state of 'the "
+    "foreground workflow as a whole' (Waiting for user action), and work the session delegated to "
+    "a subagent waits on what that subagent waits on",
     ("foreground", "permission", "elicitation"),
 )  # fmt: skip
 APPROVED_RUNS: Final = Between(
@@ -638,7 +641,30 @@ class Rules:
 
     blocked_on_user = staticmethod(_any)
     """``blocked_on_user``: whether a requires_action stretch had something the user can act on
-    (given the user-action requests of the session outstanding during it)."""
+    (given the user-action requests outstanding during it that ``blocks_workflow_of`` counts)."""
+
+    unseen_user_action = _reading_is("user-action-unseen")
+    """``blocked_on_user`` under the reading ``requires-action-without-request``: whether work may
+    be blocked on user action no request shows (``user-action-unseen``: a stretch with no request
+    breaks nothing), or only on a user-action request (``requests``)."""
+
+    @staticmethod
+    def blocks_workflow_of(session: str, asker: str, parents: Mapping[str, str]) -> bool:
+        """``blocked_on_user``: whether a user-action request of session ``asker`` counts for a
+        requires_action stretch of ``session``: a request of the session itself, or of one of its
+        descendants (``parents``: each child session -> the session that announced it with
+        subagent_update). "requires_action means the foreground workflow as a whole is blocked
+        on user action" (Waiting for user action): a parent whose work waits on its subagent is
+        blocked on what the subagent waits on, the user's answer to the child's request, which
+        the Client presents "independently of the aggregate state". Nothing of a parent or a
+        sibling counts: a child's work does not wait on its parent's requests."""
+        seen: set[str] = set()
+        while asker != session:
+            if asker in seen or asker not in parents:
+                return False
+            seen.add(asker)
+            asker = parents[asker]
+        return True
 
     @staticmethod
     def failed_work_tool(left_out_by_a_list: bool) -> bool:

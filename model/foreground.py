@@ -18,7 +18,8 @@ Model output (an agent message or thought) is progress of foreground work: the t
 nothing is known; a custom state only when the Client advertised custom states, guard
 ``custom_states``). Output while idle is reported means work started without running being
 reported; while requires_action, that progress resumed without it. Work that was reported
-active must end with idle in the end (``eventually``).
+active must end with idle in the end (``eventually``), also when a custom state the Client did
+not advertise followed it (``owed_through_custom``).
 
 Rows come from: Foreground and background work; 3. Agent reports output; 4. Report completion;
 Session states; State transitions; Waiting for user action; Work boundaries and local commands.
@@ -135,6 +136,20 @@ def idle_reports_completion(
     if type(reason) is not str:
         return False
     return not completed_before or (new_reason_completes and reason != last_reason)
+
+
+def owed_through_custom(spec: MachineSpec, before: str, custom_states: bool) -> str | None:
+    """The obligation (``spec.eventually``'s rule) still open while a custom state is reported
+    (``unrecognized``), ``before`` being the state reported before the run of custom states: the
+    table's state ``unrecognized`` owes nothing of its own, but a custom state the Client did not
+    advertise (guard ``custom_states`` false) stands for no standard state, so work reported
+    running or requires_action before it still owes its idle (Session states: "Unless the Client
+    has advertised support for a custom or future state, Agents MUST still report running,
+    requires_action, and idle where the state transitions require them"; Foreground and background
+    work: "When foreground work ends, the Agent MUST report idle"). A custom state the Client
+    advertised may stand for idle, and one after unknown owes nothing (nothing is known of the work
+    then): None for both."""
+    return None if custom_states else spec.eventually.get(before)
 
 
 def trigger_for(current: str, reported: str) -> str | None:

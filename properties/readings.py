@@ -138,6 +138,7 @@ FUTURE_STOP: Final = "future-stop-reason"
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 RESUME_WINDOW_IDLE: Final = "resume-window-idle"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
+REQUIRES_ACTION_WITHOUT_REQUEST: Final = "requires-action-without-request"
 UNLISTED_TOOL_WHILE_BLOCKED: Final = "unlisted-tool-while-blocked"
 BUSY_REFUSAL: Final = "busy-refusal"
 USER_MESSAGE_DEADLINE: Final = "user-message-deadline"
@@ -882,6 +883,51 @@ READINGS: Final[tuple[Reading, ...]] = (
         peers="""pending-output: while requires_action is reported, the Agent may send once a chunk of
               the message its work produced before it blocked (feature chunks: it streams its
               messages); progress: never""",
+    ),
+    _reading(
+        REQUIRES_ACTION_WITHOUT_REQUEST,
+        "May foreground work be blocked on user action that no permission request or elicitation "
+        "shows, so that requires_action with none outstanding is no breach?",
+        (
+            "State transitions",
+            "5. Tool invocation and status reporting",
+            "Session notices",
+            "Lifecycle examples",
+        ),
+        (173, 126, 105, 185),
+        (
+            "requires_action is only for blocked foreground work",
+            "blocked on a permission response or other user action",
+            "MUST NOT carry information required for protocol correctness, authorization, user action",
+            "In URL mode, an accept response leaves requires_action unchanged",
+        ),
+        {
+            "requests": """No: the user acts on what the Agent asks through ACP, a permission request or
+                an elicitation (of the session, or of a child session it announced); a requires_action
+                stretch during which none is outstanding, or asked, is blocked on nothing the user can
+                act on (TRANS-05).""",
+            "user-action-unseen": """Yes: "other user action" may lie outside ACP's requests (a login
+                in a browser, an answer typed into a terminal the user watches), which the wire does
+                not show: a stretch with no request is no breach.""",
+        },
+        "requests",
+        """The state's definition is "requires_action is only for blocked foreground work. An
+              outstanding request alone does not justify it" (State transitions), and the text gives
+              the user's side of the wait one channel: "the Agent MAY request permission ... While
+              foreground work is blocked on a permission response or other user action, the Agent
+              SHOULD report requires_action" (5. Tool invocation and status reporting), and "The
+              same rules apply to permissions and both elicitation modes. In URL mode, an accept
+              response leaves requires_action unchanged while the user still needs to finish the external
+              interaction" (Lifecycle examples): even an interaction outside the Client is asked
+              for, and kept open, through an elicitation. Nothing else may carry it: "A notice MUST
+              NOT carry information required for protocol correctness, authorization, user action"
+              (Session notices). So the "other user action" is an elicitation's, and a stretch with
+              no request leaves the user nothing in ACP to act on.""",
+        ("TRANS-05",),
+        peers_same="""the simulated Agent reports requires_action only while a request of its session
+              is outstanding or was asked since its last idle (with none, only as a seeded bug),
+              which conforms under both; under user-action-unseen an Agent could also block on user
+              action outside ACP, a freedom it does not take""",
     ),
     _reading(
         UNLISTED_TOOL_WHILE_BLOCKED,

@@ -248,6 +248,20 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "progress",
         [("FG-04", 7)],
     ),
+    "requires-action-without-request": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            state("requires_action"),
+            state("running"),
+            state("idle", stop="end_turn"),
+        ],
+        [("TRANS-05", 6)],
+        "user-action-unseen",
+        [],
+    ),
     "unlisted-tool-while-blocked": (
         [
             *OPENED,

@@ -50,7 +50,8 @@ handshake said (see the attributes of ``Facts``), and whether the stream shows t
 from its start (``opening``: the Client's first request is ``initialize``, sent before anything
 named a session), and then which sessions were set up in view (``set_up``: named by a
 ``session/new`` or ``session/fork`` response, resumed by a successful ``session/resume``, or
-announced as a child by a ``subagent_update``, which needs no setup of its own).
+announced as a child by a ``subagent_update``, which needs no setup of its own); and each child
+session's parent (``parents``: the session whose ``subagent_update`` first announced it).
 
 Must not know: any rule, finding or explanation.
 """
@@ -213,6 +214,8 @@ class Facts(Monitor):
         self.asking: dict[Any, Asked] = {}
         """Outstanding user-action requests by request id (see the module docstring). Kept from
         the request itself: an explorer's key keeps only a pending request's id, method and session."""
+        self.parents: dict[str, str] = {}
+        """Each child session -> the session whose ``subagent_update`` first announced it."""
         self._bg_upd: Any = None  # the update whose background list was parsed last (SHARED)
         self._bg_keys: list[Key] | None = None
 
@@ -438,8 +441,9 @@ class Facts(Monitor):
         child = upd.get("sessionId")
         if type(child) is str and child != sid:
             self.of(child).child = True
-            if self.opening:
-                self.set_up.add(child)  # a child needs no setup of its own (SubagentUpdate)
+            self.parents.setdefault(child, sid)
+        if self.opening and type(child) is str:
+            self.set_up.add(child)  # a child needs no setup of its own (SubagentUpdate)
 
     @on("client-request", "*")
     def _request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -456,6 +460,7 @@ class Facts(Monitor):
             self.custom_prompt_ok,
             frozenset(self.offered.items()),
             frozenset(self.asking.items()),
+            frozenset(self.parents.items()),
             self.opening,
             frozenset(self.set_up),
         )

@@ -82,7 +82,8 @@ moment is fine (DONE-04).
 
 *A requires_action stretch* (reported as work blocks or starts blocked, outside resume windows)
 must be blocked on something the user can act on: ``model.between`` BLOCKED_ON_USER. A
-user-action request of the session (a permission request or an elicitation, ``Facts.asking``)
+user-action request of the session or of a child session it announced, or a child's child
+(``Rules.blocks_workflow_of``, ``Facts.parents``; a permission request or an elicitation, ``Facts.asking``)
 outstanding when it is reported, or asked since the last idle (its answer, seen here, may not
 have reached the Agent when it reported requires_action: a recording made at the Client's end
 shows it first), or asked before the stretch ends, justifies it (work that starts blocked may
@@ -145,6 +146,7 @@ from properties.readings import (
     OUTPUT_WHILE_REQUIRES_ACTION,
     PATCH_AFTER_IDLE,
     REPEATED_IDLE_NEW_REASON,
+    REQUIRES_ACTION_WITHOUT_REQUEST,
     RESUME_WINDOW_IDLE,
 )
 from properties.transcript import is_error_object
@@ -195,6 +197,9 @@ class _Session(Record):
     done_period: int = -1  # period in which DONE-03 / CANCEL-14 was reported
     ra_line: int = 0  # line of a requires_action report with no user-action request yet
     asked: bool = False  # a user-action request was asked since the last idle
+    # under a custom state, the standard (or unknown) state reported before it (what a custom state
+    # the Client did not advertise leaves owed, and whether it followed idle); "idle" otherwise
+    before_custom: str = "idle"
     # interval of active work in which the Client last answered a permission request (a
     # choice that may explain a ``cancelled`` stop reason)
     answered: int = 0
@@ -230,6 +235,7 @@ class _Session(Record):
             self.ra_line > 0,
             self.lone is not None,
             self.asked,
+            self.before_custom,
             self.prompted,
             self.work,
             self.answered > 0,
@@ -267,9 +273,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         """A user-action request of the session: it justifies the requires_action stretch."""
         if sid is None:
             return
-        st = self._session(sid)
-        st.asked = True
-        st.ra_line = 0
+        for owner in (sid, *self.sessions):  # the session's and its ancestors' stretches
+            if owner == sid or self.between.blocks_workflow_of(owner, sid, self.facts.parents):
+                st = self._session(owner)
+                st.asked = True
+                st.ra_line = 0
 
     # -- output --------------------------------------------------------------------------
     @on("update", "agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
@@ -359,11 +367,37 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if where == fgm.UNRECOGNIZED:  # the cell's guard is judged
             self._ex[_CUSTOM_STATES] += 1
         try:
-            custom_states = self.facts.client is None or self.facts.client.may_extend
-            self.table(fgm.SPEC).fire(where, "output", {"custom_states": custom_states})
+            self.table(fgm.SPEC).fire(where, "output", {"custom_states": self._custom_states()})
         except ProtocolViolation as broke:
             return broke.rule
         return None
+
+    def _asking(self, sid: str, st: _Session) -> list[Any]:
+        """What ``model.between`` blocked_on_user is given for a requires_action report of
+        ``sid``: a user-action request asked since its last idle (``asked``: its answer may not
+        have reached the Agent yet), and the outstanding ones ``Rules.blocks_workflow_of`` counts
+        (the session's own and its descendants')."""
+        found: list[Any] = ["asked"] if st.asked else []
+        parents = self.facts.parents
+        counts = self.between.blocks_workflow_of
+        found += [rid for rid, a in self.facts.asking.items() if counts(sid, a.session, parents)]
+        return found
+
+    def _custom_states(self) -> bool:
+        """The foreground table's guard ``custom_states``: the Client could have advertised custom
+        states (its ``initialize`` is not in view, or may extend)."""
+        return self.facts.client is None or self.facts.client.may_extend
+
+    def _owed(self, sid: str, fs: SessionFacts) -> str | None:
+        """The foreground table's obligation still open on the session's reported state: its
+        ``eventually``, or under a custom state the one of the state before it unless the Client
+        could have advertised custom states (``fgm.owed_through_custom``)."""
+        table = self.table(fgm.SPEC)
+        owed = table.eventually.get(fs.state)
+        st = self.sessions.get(sid)
+        if owed is None and fs.state not in STANDARD_STATES and st is not None:
+            return fgm.owed_through_custom(table, st.before_custom, self._custom_states())
+        return owed
 
     def _started(
         self, sid: str, rule: str, line: int, what: str, msg: Message, readings: tuple[str, ...] = ()
@@ -397,6 +431,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     # -- state ---------------------------------------------------------------------------
     @on("update", "state_update")
     def _reported(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The reported state (``_state``); then, once a standard state replaces the custom ones,
+        the state before them is forgotten (read only under a custom state: no explorer state
+        differs by it elsewhere)."""
+        self._state(sid, upd, line, msg)
+        if upd.get("state") in STANDARD_STATES:
+            self.sessions[sid].before_custom = "idle"
+
+    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The reported state: work starting, blocking, resuming and ending; an idle's stop
         reason."""
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
@@ -408,6 +450,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.lone is not None and fs.resuming:
             st.lone = None  # another state of the window: it can be the snapshot
         if new != prev:
+            if new not in STANDARD_STATES and prev in STANDARD_STATES:
+                # what a custom state the Client did not advertise leaves owed (one it may have
+                # advertised leaves nothing and allows output: kept as "idle", no state to tell apart)
+                st.before_custom = "idle" if self._custom_states() else prev
             since, st.ra_line = st.ra_line, 0
             if since and prev == "requires_action" and new in ("running", "idle"):
                 # the requires_action stretch with no user-action request ends: judged when it
@@ -418,13 +464,17 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     line,
                     sid,
                     f"requires_action reported at line {since} until this {new}, while no permission "
-                    "request or elicitation of the session was outstanding: the work was blocked on "
-                    f"nothing the user could act on (model.between blocked_on_user, {rule})",
+                    "request or elicitation of the session or of a child session it announced was "
+                    "outstanding: the work was blocked on nothing the user could act on "
+                    f"(model.between blocked_on_user, {rule})",
                     msg,
+                    (REQUIRES_ACTION_WITHOUT_REQUEST,),
                 )
             if new == "requires_action" and prev in ("running", "idle") and not fs.resuming:
                 self._ex[bw.BLOCKED_ON_USER.rule] += 1
-                if not st.asked and not any(a.session == sid for a in self.facts.asking.values()):
+                if not self.between.unseen_user_action(
+                    self.reading(REQUIRES_ACTION_WITHOUT_REQUEST)
+                ) and not self.between.blocked_on_user(self._asking(sid, st)):
                     st.ra_line = line
         if new != "idle":
             if not st.work:
@@ -560,8 +610,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st = self.sessions[sid]
         prev = self.facts.sessions[sid].state  # (the facts are updated after this message)
         custom = prev not in STANDARD_STATES
-        if prev != "idle" and not (custom and st.last_std == "idle"):
-            return
+        if prev != "idle" and not (custom and st.before_custom == "idle"):
+            return  # (``last_std`` is already this idle's: the state before the custom one decides)
         new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
         completed = completed or not self.facts.from_start(sid)
         if not fgm.idle_reports_completion(reason, st.last_reason, completed, new_reason_completes):
@@ -771,15 +821,22 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         for sid, fs in self.facts.sessions.items():
             if fs.closed and not idle_may_follow:
                 continue  # judged at the close response
-            owed = self.table(fgm.SPEC).eventually.get(fs.state)
+            owed = self._owed(sid, fs)
             if owed is not None and not fs.resuming:
                 rule = self.between.never_idled(owed, bool(fs.cancel_line))
+                reported = fs.state
+                if fs.state not in STANDARD_STATES:
+                    before = self.sessions[sid].before_custom
+                    reported = (
+                        f"{before}, then the custom state {fs.state!r} the Client did not advertise "
+                        f"(it stands for no standard state, {_CUSTOM_STATES}),"
+                    )
                 self.eventually(
                     rule,
                     quiescent,
                     fs.state_line,
                     sid,
-                    f"foreground work reported {fs.state} was never ended with idle"
+                    f"foreground work reported {reported} was never ended with idle"
                     + (f" after the cancellation at line {fs.cancel_line}" if fs.cancel_line else "")
                     + (" (the session was closed before it)" if fs.closed else ""),
                     readings=(CLOSE_RESPONSE_ENDS_SESSION,) if fs.closed else (),
@@ -794,7 +851,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     st.ra_line,
                     sid,
                     "requires_action was reported while no permission request or elicitation of the "
-                    "session was outstanding, and none was asked since",
+                    "session or of a child session it announced was outstanding, and none was asked since",
+                    readings=(REQUIRES_ACTION_WITHOUT_REQUEST,),
                 )
             for rid, line in st.accepted.items():
                 self.eventually(
