@@ -435,7 +435,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         the state before them is forgotten (read only under a custom state: no explorer state
         differs by it elsewhere)."""
         self._state(sid, upd, line, msg)
-        if upd.get("state") in STANDARD_STATES:
+        state = upd.get("state")
+        if type(state) is str and state in STANDARD_STATES:
             self.sessions[sid].before_custom = "idle"
 
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
