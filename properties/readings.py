@@ -847,12 +847,11 @@ READINGS: Final[tuple[Reading, ...]] = (
         OUTPUT_WHILE_REQUIRES_ACTION,
         "Does agent message or thought content sent while requires_action is reported show that "
         "foreground progress resumed?",
-        ("Waiting for user action", "Foreground and background work", "4. Report completion"),
-        (177, 21, 122),
+        ("Waiting for user action", "Foreground and background work"),
+        (177, 21),
         (
             "requires_action means the foreground workflow as a whole is blocked on user action",
             "MUST report running when foreground progress resumes",
-            "MUST send any pending updates for the foreground work that ended before sending its idle update",
         ),
         {
             "progress": """Yes: a blocked workflow produces no model output, so new content shows progress
@@ -860,25 +859,13 @@ READINGS: Final[tuple[Reading, ...]] = (
             "pending-output": """Not necessarily: it may be output the work produced before it blocked,
                 sent late (no rule orders pending output before requires_action): no breach.""",
         },
-        "pending-output",
-        """Changed from progress, by the text. The MUST is set off by the work: "Once
-              requires_action is reported, the Agent MUST report running when progress resumes"
-              (Waiting for user action); the wire shows what the Agent sends, not when the work
-              produced it. The text knows updates the work produced that the Agent has not sent
-              yet, and orders them against the idle alone: "The Agent MUST send any pending
-              updates for the foreground work that ended before sending its idle update" (4.
-              Report completion), and after a cancel "before sending the idle state_update session
-              update that reports cancellation" (Cancellation); no sentence orders them before
-              requires_action, and "State updates describe the session's foreground work, not
-              individual model exchanges" (Foreground and background work). So content of a
-              message or thought sent while requires_action is reported may be such a pending
-              update, output the work produced before it blocked, and by itself shows no "progress
-              resumes": a finding could not be defended by quoting the text. progress reads
-              "requires_action means the foreground workflow as a whole is blocked on user action"
-              (Waiting for user action) and "requires_action is only for blocked foreground work"
-              (State transitions) as timing the delivery of output too: those sentences say what
-              the work is doing, not when its reports are sent. A tool call of the blocked work
-              that runs shows progress under both (unlisted-tool-while-blocked).""",
+        "progress",
+        """The text defines the state by the whole workflow: "requires_action means the
+              foreground workflow as a whole is blocked on user action. The session remains running
+              if other foreground work can still progress" (Waiting for user action). Agent
+              messages and thoughts are model processing, which is foreground work (Foreground and
+              background work); while all of it is blocked none is produced, so content then shows
+              progress, and "it MUST report running when foreground progress resumes".""",
         ("FG-04",),
         peers="""pending-output: while requires_action is reported, the Agent may send once a chunk of
               the message its work produced before it blocked (feature chunks: it streams its

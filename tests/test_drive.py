@@ -103,8 +103,8 @@ def test_seeded_bugs_are_found_and_shrunk_in_process(mutant: object) -> None:
     assert isinstance(mutant, Mutant)
     level = _fail_on(mutant.intended_rule)
     faults = mutant.switched_on
-    # no-resume-running shows first at seed 525: under output-while-requires-action=pending-output
-    # (the default) only a tool call that runs while blocked proves it, not the resumed messages
+    # a bug may first show late (no-resume-running showed first at seed 525 when a message while
+    # requires_action was no proof of progress); the search stops at the first failing seed
     seed, choices = _first_failing(faults, mutant.intended_rule, level, seeds=1000)
     settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on=level)
     shrunk = shrink_run(lambda: _peer(seed, faults), settings, mutant.intended_rule, choices, budget=200)

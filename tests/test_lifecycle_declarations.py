@@ -106,9 +106,9 @@ def test_a_tool_call_of_the_blocked_work_that_runs_needs_running_unless_it_is_li
     assert _rules([*blocked, tool("tc1", "in_progress")]) == [(bw.RUNNING_ON_PROGRESS.rule, 8)]
     listed = state("requires_action", bg=[item("tool_call", "tc1")])
     assert _rules([*blocked, listed, tool("tc1", "in_progress")]) == []
-    assert _rules([*blocked, say("m1")]) == []  # (may be pending output: the default)
-    progress = {"output-while-requires-action": "progress"}
-    assert _rules([*blocked, say("m1")], readings=progress) == [(bw.RUNNING_ON_PROGRESS.rule, 8)]
+    assert _rules([*blocked, say("m1")]) == [(bw.RUNNING_ON_PROGRESS.rule, 8)]
+    pending = {"output-while-requires-action": "pending-output"}
+    assert _rules([*blocked, say("m1")], readings=pending) == []
 
 
 def test_work_never_idled_and_a_close_before_the_cancelled_works_idle() -> None:

@@ -468,7 +468,6 @@ VIOLATIONS: list[Case] = [
             state("idle", stop="end_turn"),
         ],
         [("FG-04", 7)],
-        readings={"output-while-requires-action": "progress"},  # (the default: maybe pending output)
     ),
     Case(
         "CANCEL-10 late accept runs the cancelled tool call",

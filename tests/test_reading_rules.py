@@ -70,7 +70,7 @@ def test_verdicts_a_reading_moves_are_of_rules_it_names(monkeypatch: pytest.Monk
     found = differences(monkeypatch, FAST)
     assert unnamed(found) == []
     assert {
-        ("OUT-02", "output-while-requires-action", "progress"),
+        ("OUT-02", "output-while-requires-action", "pending-output"),
         ("CANCEL-17", "state-updates-before-first-list", "every"),
         ("FAIL-04", "state-updates-before-first-list", "every"),
         ("CANCEL-17", "unlisted-tool-at-cancelled-idle", "every-unlisted"),

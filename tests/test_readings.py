@@ -244,9 +244,9 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
             say("a1"),
             state("idle", stop="end_turn"),
         ],
-        [],
-        "progress",
         [("FG-04", 7)],
+        "pending-output",
+        [],
     ),
     "requires-action-without-request": (
         [

@@ -170,8 +170,11 @@ def test_a_state_that_is_no_string_gives_a_finding_not_a_traceback() -> None:
     """A state_update whose ``state`` is a list (bad input) is judged like any unrecognized state:
     the custom-state bookkeeping once looked it up in a set and raised TypeError."""
     ms = MonitorSet()
-    bad = ("agent", {"jsonrpc": "2.0", "method": "session/update",
-                     "params": {"sessionId": "s1", "update": {"sessionUpdate": "state_update", "state": [1]}}})  # fmt: skip
+    update = {"sessionUpdate": "state_update", "state": [1]}
+    bad = (
+        "agent",
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": update}},
+    )
     for n, (sender, msg) in enumerate([*OPENED, *STARTED, bad, state("idle", stop="end_turn")], 1):
         ms.feed(sender, msg, n)
     ms.finish(quiescent=True)  # raised TypeError (unhashable list) before the fix

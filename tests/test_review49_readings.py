@@ -5,8 +5,11 @@ reported, the Agent MUST report running when progress resumes", Waiting for user
 text orders the pending updates of work against the idle alone ("The Agent MUST send any pending
 updates for the foreground work that ended before sending its idle update", 4. Report
 completion): a chunk of a message that was already streaming, sent while requires_action is
-reported, may be such a pending update. The default is now ``pending-output``; the simulated
-Agent takes the freedom under the defaults.
+reported, may be such a pending update: the reading's alternative ``pending-output``, which the
+simulated Agent takes (a chunk of the message it was streaming). The default stays ``progress``:
+made the default, the checker accepted any content while requires_action, more than any
+conforming simulated Agent sends, and the decidability search reported FG-04 as a gap in the
+checker (the breaking runs of no-resume-running accepted, no conforming twin).
 
 *P8, a hidden insertion dated by user-message-deadline.* Under its default ``resulting-work`` the
 report of a prompt received while idle is a pending update of the work reported next: if that
@@ -23,7 +26,6 @@ those stay without a finding.
 from __future__ import annotations
 
 from model import between as bw
-from properties.readings import BY_NAME
 from simulator.explore.common import new_monitors
 from simulator.peers.config import SMALL
 from simulator.peers.schedulers import scripted
@@ -68,16 +70,16 @@ def _rules(lines: list[Line], **readings: str) -> list[tuple[str, int]]:
     return rule_lines(lines, readings=readings, from_start=True)
 
 
-def test_a_late_chunk_while_requires_action_is_pending_output_by_default() -> None:
-    assert BY_NAME[OUTPUT].default == "pending-output"
-    assert _rules(LATE_CHUNK) == []
-    assert _rules(LATE_CHUNK, **{OUTPUT: "progress"}) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
+def test_a_late_chunk_while_requires_action_is_pending_output_under_that_reading() -> None:
+    pending = {OUTPUT: "pending-output"}
+    assert _rules(LATE_CHUNK, **pending) == []
+    assert _rules(LATE_CHUNK) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
     # a tool call of the blocked work that runs is progress under both
     running_tool = [*LATE_CHUNK[:8], tool("tc1", "in_progress")]
-    assert _rules(running_tool) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
+    assert _rules(running_tool, **pending) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
 
 
-def test_the_simulated_agent_sends_pending_output_under_the_defaults() -> None:
+def test_the_simulated_agent_sends_pending_output_under_that_reading() -> None:
     start = [
         ("client", "prompt", None),
         "deliver",
@@ -89,6 +91,9 @@ def test_the_simulated_agent_sends_pending_output_under_the_defaults() -> None:
         ("agent", "tool_ask", None),
     ]
     cfg = SMALL.with_(features=frozenset({"permission", "chunks"}), prompts=2, capacity=8, tool_calls=1)
+    default = scripted(start, cfg, frozenset(), settle=False)
+    assert ("agent", "pending_say", None) not in default.world.enabled()
+    cfg = cfg.with_(readings=((OUTPUT, "pending-output"),))
     run = scripted(start, cfg, frozenset(), settle=False)
     assert ("agent", "pending_say", None) in run.world.enabled()
     taken = scripted([*start, ("agent", "pending_say", None)], cfg, frozenset(), new_monitors(True, cfg))

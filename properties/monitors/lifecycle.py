@@ -33,12 +33,11 @@ background work"). So:
   unreported work: the default of the reading ``repeated-idle-new-stop-reason``. Under its
   alternative ``completion``, a repeated idle (outside resume windows) whose string stop reason
   differs from the last one reported in the session completes work never reported active: FG-02;
-- message or thought content while the state is requires_action may be output the work produced
-  before it blocked, sent late (no rule orders pending updates before requires_action): no
-  finding, the default of the reading ``output-while-requires-action`` (``pending-output``,
-  ``Rules.blocked_output_is_progress``). Under ``progress`` any such content means the work
-  progressed without running being reported: ``model.between`` running_on_progress (FG-04 and
-  its restatements; the tool side, judged under both, is the tool monitor's);
+- any message or thought content while the state is requires_action means the work progressed
+  without running being reported: ``model.between`` running_on_progress (FG-04 and its
+  restatements; the tool side is judged by the tool monitor). That is the default of the reading
+  ``output-while-requires-action`` (``progress``); under ``pending-output`` such content may be
+  output the work produced before it blocked (no finding: ``Rules.blocked_output_is_progress``);
 - content for a message first seen during an ended foreground interval, sent while the session
   is still idle after it (``SessionFacts.still_idle``: also in a resume window that asked for no
   replay, before its snapshot; a window that asked for one re-sends history), is an update of
