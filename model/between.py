@@ -282,8 +282,10 @@ RUNNING_ON_PROGRESS: Final = Between(
     "once); a tool call in the latest background list is not the blocked work's, nor, under the "
     "reading unlisted-tool-while-blocked=may-be-background, one no concrete list has left out since "
     "its first report (announced before its first list); under the reading "
-    "output-while-requires-action=pending-output message content may be output the work produced "
-    "before it blocked",
+    "output-while-requires-action=late-chunk (the default) a chunk of a message first seen since "
+    "the last idle, before this requires_action, is output the work produced before it blocked "
+    "(content under a message first seen while requires_action is reported is progress), under "
+    "pending-output any message content may be",
     ("foreground", "entity", "tool_call", "permission"),
     restated=("OUT-02", "TOOL-03", "WAIT-01"),
 )  # fmt: skip
@@ -686,10 +688,23 @@ class Rules:
         own_work_foreground's for work the Agent started itself."""
         return table_rule if prompt_waits else OWN_WORK_FOREGROUND.rule
 
-    blocked_output_is_progress = _reading_is("progress")
-    """``running_on_progress`` under the reading ``output-while-requires-action``: whether
-    message content sent while requires_action is reported is progress of the blocked work
-    (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
+    @staticmethod
+    def blocked_output_is_progress(reading: str, chunk: bool = False, begun: bool = False) -> bool:
+        """``running_on_progress`` under the reading ``output-while-requires-action`` in force
+        (``reading``): whether agent message or thought content sent while requires_action is
+        reported is progress of the blocked work. ``progress``: always. ``pending-output``: never
+        (it may be output the work produced before it blocked). ``late-chunk``: unless it is a
+        chunk (``chunk``: agent_message_chunk or agent_thought_chunk) of a message already begun
+        (``begun``: first seen since the last idle was reported, before this requires_action):
+        "Chunk updates with the same messageId append content" (Message IDs) and "Later
+        updates and chunks patch the entity in place without moving it" (Entity IDs), so the tail
+        of a message the work began before it blocked shows no progress resuming; content that
+        begins a message places new output after the requires_action ("An entity's first update
+        or chunk fixes its timeline position in receive order", Entity IDs), and a full update
+        replaces what the message shows: progress."""
+        if reading == "pending-output":
+            return False
+        return reading != "late-chunk" or not (chunk and begun)
 
     @staticmethod
     def tool_progress(

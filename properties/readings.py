@@ -847,29 +847,62 @@ READINGS: Final[tuple[Reading, ...]] = (
         OUTPUT_WHILE_REQUIRES_ACTION,
         "Does agent message or thought content sent while requires_action is reported show that "
         "foreground progress resumed?",
-        ("Waiting for user action", "Foreground and background work"),
-        (177, 21),
+        (
+            "Waiting for user action",
+            "Foreground and background work",
+            "Entity IDs",
+            "Message IDs",
+            "4. Report completion",
+        ),
+        (177, 21, 10, 92, 122),
         (
             "requires_action means the foreground workflow as a whole is blocked on user action",
             "MUST report running when foreground progress resumes",
+            "Later updates and chunks patch the entity in place without moving it",
+            "Chunk updates with the same messageId append content",
+            "MUST send any pending updates for the foreground work that ended before sending its idle",
         ),
         {
             "progress": """Yes: a blocked workflow produces no model output, so new content shows progress
                 without running reported (FG-04).""",
             "pending-output": """Not necessarily: it may be output the work produced before it blocked,
                 sent late (no rule orders pending output before requires_action): no breach.""",
+            "late-chunk": """Only content that begins something: a chunk (agent_message_chunk,
+                agent_thought_chunk) of a message first seen since the last idle was reported, before
+                requires_action was, appends to output the work began before it blocked: no breach.
+                Content of a message first seen while requires_action is reported, and a full
+                message update, are progress (FG-04).""",
         },
-        "progress",
-        """The text defines the state by the whole workflow: "requires_action means the
-              foreground workflow as a whole is blocked on user action. The session remains running
-              if other foreground work can still progress" (Waiting for user action). Agent
-              messages and thoughts are model processing, which is foreground work (Foreground and
-              background work); while all of it is blocked none is produced, so content then shows
-              progress, and "it MUST report running when foreground progress resumes".""",
+        "late-chunk",
+        """The state is the whole workflow's: "requires_action means the foreground workflow as a
+              whole is blocked on user action" (Waiting for user action), and "it MUST report
+              running when foreground progress resumes" (Foreground and background work). What
+              the wire shows of progress is output the workflow produces, and a message is an
+              entity: "An entity's first update or chunk fixes its timeline position in receive
+              order: it follows previously received timeline content and precedes content first
+              received later. Later updates and chunks patch the entity in place without moving
+              it, including after the session reports idle" (Entity IDs); "Chunk updates with the
+              same messageId append content" (Message IDs). A chunk of a message the work began
+              before it blocked (first seen since the last idle, before requires_action was
+              reported) opens nothing after the block: it appends to output the work started
+              while it ran, and the text lets an entity's chunks arrive after the state changed
+              (even after idle). "If the model requested tool calls, these are also reported
+              immediately" (Message IDs), so the permission request and requires_action may overtake the
+              tail of the text streamed before it; the text orders pending updates before the idle
+              alone ("The Agent MUST send any pending updates for the foreground work that ended
+              before sending its idle update", 4. Report completion), not before requires_action.
+              So such a late chunk does not show that progress resumed, and a breach of a MUST
+              could not be defended on it. Content that begins a message while requires_action is
+              reported is placed after the block, new output of a workflow reported blocked, and a
+              full message update replaces what the message shows: both show progress (FG-04).
+              pending-output would accept those too, any content of a blocked workflow; progress
+              flags the late chunk of a plausible streaming adapter. What late-chunk leaves
+              unseen: an Agent that resumes and appends to the same message without reporting
+              running (FG-04 partly decidable).""",
         ("FG-04",),
-        peers="""pending-output: while requires_action is reported, the Agent may send once a chunk of
-              the message its work produced before it blocked (feature chunks: it streams its
-              messages); progress: never""",
+        peers="""late-chunk and pending-output: while requires_action is reported, the Agent may send
+              chunks of the message its work began before it blocked (feature chunks: it streams
+              its messages; each counted in its output bound, as a say is); progress: never""",
     ),
     _reading(
         REQUIRES_ACTION_WITHOUT_REQUEST,

@@ -57,7 +57,7 @@ def test_every_lifecycle_rule_is_implemented_by_its_declaration_alone() -> None:
 @pytest.mark.parametrize(
     ("reading", "function", "true_for"),
     [
-        ("output-while-requires-action", bw.SPEC.blocked_output_is_progress, {"progress"}),
+        ("output-while-requires-action", bw.SPEC.blocked_output_is_progress, {"progress", "late-chunk"}),
         ("future-stop-reason", bw.SPEC.future_reason_possible, {"may-be-future"}),
     ],
 )

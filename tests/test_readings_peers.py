@@ -45,6 +45,8 @@ class Case:
     """A rule of the reading a monitor set under another alternative reports on the transcript."""
     tool_calls: int = 1
     """Tool calls the Agent may report (a background one counts)."""
+    outputs: int = 1
+    """Model outputs per interval (``Config.outputs``)."""
 
 
 ASKED = [
@@ -65,9 +67,10 @@ CASES = {
     "output-while-requires-action": Case(
         [*START, ("agent", "say", None), ("agent", "tool_ask", None)],
         ("agent", "pending_say", None),
-        ("pending-output",),
+        ("late-chunk", "pending-output"),
         frozenset({"permission", "chunks"}),
         breaks="FG-04",
+        outputs=2,
     ),
     "approval-racing-cancel": Case(
         ASKED,
@@ -200,6 +203,7 @@ def _cfg(case: Case, name: str, alt: str) -> Config:
         capacity=8,
         cancel_requests=1,
         tool_calls=case.tool_calls,
+        outputs=case.outputs,
         readings={name: alt},
     )
 

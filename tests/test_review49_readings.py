@@ -5,10 +5,13 @@ reported, the Agent MUST report running when progress resumes", Waiting for user
 text orders the pending updates of work against the idle alone ("The Agent MUST send any pending
 updates for the foreground work that ended before sending its idle update", 4. Report
 completion): a chunk of a message that was already streaming, sent while requires_action is
-reported, may be such a pending update: the reading's alternative ``pending-output``, which the
-simulated Agent takes (a chunk of the message it was streaming). The default stays ``progress``:
-made the default, the checker accepted any content while requires_action, more than any
-conforming simulated Agent sends, and the decidability search reported FG-04 as a gap in the
+reported, appends to an entity the work began before it blocked ("Later updates and chunks patch
+the entity in place without moving it", Entity IDs). The default is the reading's alternative
+``late-chunk``: such a chunk (of a message first seen since the last idle, before requires_action)
+is no progress, while content that begins a message after requires_action is (FG-04). The
+simulated Agent takes that freedom (a chunk of the message it was streaming). ``pending-output``
+(no content is progress), made the default, accepted any content while requires_action, more
+than any conforming simulated Agent sends: the decidability search reported FG-04 as a gap in the
 checker (the breaking runs of no-resume-running accepted, no conforming twin).
 
 *P8, a hidden insertion dated by user-message-deadline.* Under its default ``resulting-work`` the
@@ -47,6 +50,7 @@ from tests.wire_dsl import (
 
 OUTPUT = "output-while-requires-action"
 DEADLINE = "user-message-deadline"
+LATE = {OUTPUT: "late-chunk"}
 
 TURN = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
 
@@ -70,16 +74,43 @@ def _rules(lines: list[Line], **readings: str) -> list[tuple[str, int]]:
     return rule_lines(lines, readings=readings, from_start=True)
 
 
-def test_a_late_chunk_while_requires_action_is_pending_output_under_that_reading() -> None:
-    pending = {OUTPUT: "pending-output"}
-    assert _rules(LATE_CHUNK, **pending) == []
-    assert _rules(LATE_CHUNK) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
-    # a tool call of the blocked work that runs is progress under both
+def test_a_late_chunk_while_requires_action_is_no_progress_by_default() -> None:
+    """c106: the late chunk of a1 (line 9) is the tail of a message begun while running."""
+    assert _rules(LATE_CHUNK) == _rules(LATE_CHUNK, **LATE) == []
+    assert _rules(LATE_CHUNK, **{OUTPUT: "pending-output"}) == []
+    assert _rules(LATE_CHUNK, **{OUTPUT: "progress"}) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
+    # a tool call of the blocked work that runs is progress under every alternative
     running_tool = [*LATE_CHUNK[:8], tool("tc1", "in_progress")]
-    assert _rules(running_tool, **pending) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
+    for alt in ("late-chunk", "pending-output", "progress"):
+        assert _rules(running_tool, **{OUTPUT: alt}) == [(bw.RUNNING_ON_PROGRESS.rule, 9)], alt
 
 
-def test_the_simulated_agent_sends_pending_output_under_that_reading() -> None:
+def test_content_that_begins_a_message_while_requires_action_is_progress_by_default() -> None:
+    """Under late-chunk only the chunk of a begun message is pending output: a chunk under a new
+    messageId, a full update of the begun message, and a chunk of a message of the work that
+    ended before this one (its idle came since) show progress."""
+    fresh = [*LATE_CHUNK[:8], say("a2"), *LATE_CHUNK[9:]]
+    assert _rules(fresh, **LATE) == _rules(fresh) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
+    assert _rules(fresh, **{OUTPUT: "pending-output"}) == []
+    full = [*LATE_CHUNK[:8], say("a1", chunk=False), *LATE_CHUNK[9:]]
+    assert _rules(full) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
+    # a thought is a message of its own type: a chunk of the begun thought is late, one of the
+    # thought under the message's ID begins a thought
+    thought = [*TURN, say("a1", thought=True), *LATE_CHUNK[5:8], say("a1", thought=True), *LATE_CHUNK[9:]]
+    assert _rules(thought) == []
+    other_type = [*LATE_CHUNK[:8], say("a1", thought=True), *LATE_CHUNK[9:]]
+    assert _rules(other_type) == [(bw.RUNNING_ON_PROGRESS.rule, 9)]
+    earlier = [*TURN, say("a0"), state("idle", stop="end_turn"), prompt(2), state("running")]
+    earlier += [user("u2"), answer(2, "u2"), ask("p1", "tc9"), state("requires_action"), say("a0")]
+    assert _rules(earlier) == [(bw.RUNNING_ON_PROGRESS.rule, 13)]
+    # a message first seen while requires_action is reported: its later chunk, after running
+    # and a second requires_action, was begun before that one
+    again = [*TURN, ask("p1", "tc8"), state("requires_action"), say("a3"), permission_answer("p1", "allow")]
+    again += [state("running"), ask("p2", "tc9"), state("requires_action"), say("a3")]
+    assert _rules(again) == [(bw.RUNNING_ON_PROGRESS.rule, 7)]
+
+
+def test_the_simulated_agent_sends_late_chunks_unless_content_is_progress() -> None:
     start = [
         ("client", "prompt", None),
         "deliver",
@@ -90,14 +121,32 @@ def test_the_simulated_agent_sends_pending_output_under_that_reading() -> None:
         ("agent", "say", None),
         ("agent", "tool_ask", None),
     ]
-    cfg = SMALL.with_(features=frozenset({"permission", "chunks"}), prompts=2, capacity=8, tool_calls=1)
+    features = frozenset({"permission", "chunks"})
+    cfg = SMALL.with_(features=features, prompts=2, capacity=8, tool_calls=1, outputs=2)
+    progress = scripted(start, cfg.with_(readings=((OUTPUT, "progress"),)), frozenset(), settle=False)
+    assert ("agent", "pending_say", None) not in progress.world.enabled()
+    for alt in ("late-chunk", "pending-output"):
+        alt_cfg = cfg.with_(readings=((OUTPUT, alt),))
+        run = scripted(start, alt_cfg, frozenset(), settle=False)
+        assert ("agent", "pending_say", None) in run.world.enabled(), alt
+        late = [*start, ("agent", "pending_say", None)]
+        taken = scripted(late, alt_cfg, frozenset(), new_monitors(True, alt_cfg))
+        assert [f.rule for f in taken.findings if f.kind == "rule"] == [], alt
+        # the chunk say would send, of the message it began: counted in the output bound
+        assert taken.world.transcript[-1][1]["params"]["update"] == {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "msg_a_2",  # the agent_message say sent
+            "content": {"type": "text", "text": " more"},
+        }
     default = scripted(start, cfg, frozenset(), settle=False)
-    assert ("agent", "pending_say", None) not in default.world.enabled()
-    cfg = cfg.with_(readings=((OUTPUT, "pending-output"),))
-    run = scripted(start, cfg, frozenset(), settle=False)
-    assert ("agent", "pending_say", None) in run.world.enabled()
-    taken = scripted([*start, ("agent", "pending_say", None)], cfg, frozenset(), new_monitors(True, cfg))
-    assert [f.rule for f in taken.findings if f.kind == "rule"] == []
+    assert ("agent", "pending_say", None) in default.world.enabled()
+    # counted in the output bound, as the chunk say sends is
+    spent = scripted(start, cfg.with_(outputs=1), frozenset(), settle=False)
+    assert ("agent", "pending_say", None) not in spent.world.enabled()
+    # without a message begun by the work, nothing to send late
+    bare = [step for step in start if step != ("agent", "say", None)]
+    unbegun = scripted(bare, cfg, frozenset(), settle=False)
+    assert ("agent", "pending_say", None) not in unbegun.world.enabled()
 
 
 # P8: prompt 1 received while idle, its work cancelled and ended with no user message of it

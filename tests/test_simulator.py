@@ -63,9 +63,9 @@ FAULT_ONLY = {
 READING_ONLY = {
     # handler -> the reading's alternative that gives the freedom (not a default; the
     # handlers and their alternatives are tested in tests/test_readings_peers.py; synthetic_user
-    # is a default freedom now: unaccounted-user-message=agent-initiated, once no prompt waits)
+    # is a default freedom now: unaccounted-user-message=agent-initiated, once no prompt waits;
+    # so is pending_say: output-while-requires-action=late-chunk, a chunk of the message begun)
     "bg_adopt": "waited-on-background=becomes-foreground",
-    "pending_say": "output-while-requires-action=pending-output",
     "withdraw_invalid": "cancelled-invalid-prompt=either",
 }
 SPEC_STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")

@@ -35,9 +35,11 @@ background work"). So:
   differs from the last one reported in the session completes work never reported active: FG-02;
 - any message or thought content while the state is requires_action means the work progressed
   without running being reported: ``model.between`` running_on_progress (FG-04 and its
-  restatements; the tool side is judged by the tool monitor). That is the default of the reading
-  ``output-while-requires-action`` (``progress``); under ``pending-output`` such content may be
-  output the work produced before it blocked (no finding: ``Rules.blocked_output_is_progress``);
+  restatements; the tool side is judged by the tool monitor), except, under the default of the
+  reading ``output-while-requires-action`` (``late-chunk``), a chunk of a message first seen since
+  the last idle was reported (``_Session.begun``) before that requires_action: the tail of output
+  the work began before it blocked. Under ``progress`` that chunk is progress too; under
+  ``pending-output`` no content is (``Rules.blocked_output_is_progress``);
 - content for a message first seen during an ended foreground interval, sent while the session
   is still idle after it (``SessionFacts.still_idle``: also in a resume window that asked for no
   replay, before its snapshot; a window that asked for one re-sends history), is an update of
@@ -185,6 +187,9 @@ class _Session(Record):
     # every agent message ("m", ID) and thought ("t", ID) of the session -> interval first
     # seen in (-1: not active); kept while the session lives (DONE-03 may name any of them)
     outputs: dict[tuple[str, str], int] = field(default_factory=dict)
+    # of those, the ones first seen since the last idle was reported (begun by the work under
+    # way: ``Rules.blocked_output_is_progress``)
+    begun: set[tuple[str, str]] = field(default_factory=set)
     last_end: int = 0  # interval ended by the last ending idle
     last_end_cancel: bool = False
     last_reason: str | None = None  # last string stop reason (kept under one reading)
@@ -222,6 +227,7 @@ class _Session(Record):
 
         return (
             frozenset((k, rel(v)) for k, v in self.outputs.items()),
+            frozenset(self.begun),
             self.last_end == interval,
             self.last_end_cancel,
             self.last_reason,
@@ -290,8 +296,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         state = fs.state
         seen = st.outputs.get(key)
+        begun = key in st.begun
         if seen is None:
             st.outputs[key] = fs.interval if state in ACTIVE else -1
+            st.begun.add(key)
         if state in _QUIET and self.table(fgm.SPEC) is fgm.SPEC and not fs.before:  # the common case:
             return  # running work
         if fs.closed or (
@@ -324,7 +332,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         custom = state not in STANDARD_STATES
         if state == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
-            if not self.between.blocked_output_is_progress(self.reading(OUTPUT_WHILE_REQUIRES_ACTION)):
+            if not self.between.blocked_output_is_progress(
+                self.reading(OUTPUT_WHILE_REQUIRES_ACTION), variant.endswith("_chunk"), begun
+            ):
                 return  # may be output of the work from before it blocked
         rule = self._refused_output(state)
         if rule is None:
@@ -494,6 +504,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         st.last_std = "idle"
         st.asked = False
+        st.begun.clear()  # (a message first seen after it is not begun by the work it ended)
         reason = upd.get("stopReason")
         named = type(reason) is str
         completed = st.work == 2

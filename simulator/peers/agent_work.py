@@ -91,12 +91,14 @@ class ForegroundWork(BackgroundWork):
         if (
             self.real == fgm.REQUIRES_ACTION
             and self.reported == fgm.REQUIRES_ACTION
-            and self.cur_msg is not None
+            and self.cur_msg is not None  # (begun by this work: since its start, after the last idle)
             and self._has("chunks")  # (an Agent that streams its messages has a chunk to flush)
-            and "pending_out" not in self.extras
-            and not self.between.blocked_output_is_progress(self.rd["output-while-requires-action"])
+            and self._output_room()
+            and not self.between.blocked_output_is_progress(
+                self.rd["output-while-requires-action"], chunk=True, begun=True
+            )
         ):
-            add(("agent", "pending_say", None))  # once per run
+            add(("agent", "pending_say", None))
         if producing and self._output_room():
             add(("agent", "say", None))
             if "thought" in features:
@@ -441,15 +443,17 @@ class ForegroundWork(BackgroundWork):
         return [msg]
 
     def _do_pending_say(self, _: Any) -> list[Msg]:
-        """``output-while-requires-action=pending-output``: a chunk of the current message that
-        the work produced before it blocked, sent while requires_action is reported (no progress:
-        the foreground table's ``output`` is not fired); once per run, by an Agent that streams
-        its messages (feature ``chunks``: off in the exhaustive slices that block work, which it
-        would push past their state cap; the random walks and tests/test_readings_peers.py take
-        it)."""
-        self.extras = self.extras | {"pending_out"}
+        """``output-while-requires-action`` (``late-chunk``, ``pending-output``): a chunk of the
+        current message, which the work began before it blocked (``cur_msg``: first sent since the
+        work started, after the last idle, and never while requires_action is reported: this
+        Agent outputs only while running), sent while requires_action is reported: no progress, so
+        the foreground table's ``output`` is not fired, but counted in the output bound as the
+        chunk ``say`` sends is, and the same chunk. By an Agent that streams its messages (feature
+        ``chunks``: off in the exhaustive slices that block work, which it would push past their
+        state cap; the random walks and tests/test_readings_peers.py take it)."""
+        self._count_output()
         assert self.cur_msg is not None
-        msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" (sent late)"))
+        msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" more"))
         self.history.append(msg)
         return [msg]
 
