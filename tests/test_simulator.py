@@ -92,12 +92,14 @@ def walks() -> dict[str, list[tuple[int, Run]]]:
 
 
 FOCUSED = DEFAULT.with_(
-    features=frozenset({"permission", "multi_request", "close", "resume", "overlap", "fail"})
+    features=frozenset({"permission", "multi_request", "close", "resume", "overlap", "fail", "chunks"})
 )
 """Tool calls, permission requests and the session's handshakes only: the choices of a tool
 call's life (run, done, block, carry on after the idle, an end_turn or an error one) are rare
 among the many of the default configuration, common here; so is refusing a resume that a close
-or a second resume overlapped (feature ``overlap``, off by default)."""
+or a second resume overlapped (feature ``overlap``, off by default), and a chunk of the message
+streamed before the work blocked, sent while requires_action is reported (``pending_say``:
+messages streamed as chunks)."""
 
 
 EVERY = DEFAULT.with_(features=frozenset(FEATURES))
