@@ -6,8 +6,9 @@ README). Every other ```text block that starts with ``$ acp-model ...`` is an ex
 empty folder (with ``variants/`` beside it), each command's output holds the block's lines in
 order, a line ``...`` standing for lines left out and timing figures (seconds, rates) masked.
 Each such block is claimed by one test below, so a new excerpt without a test fails; those that
-explore the full default bounds are deep (each runs for 30 s to 4 min on 2 cores). The counterexample excerpt is
-also checked fast: rebuilt from the steps it lists, without the search that found it.
+explore the full default bounds are deep (each runs for 30 s to 4 min on 2 cores). The
+counterexample excerpt is also checked fast: rebuilt from the steps it lists, without the search
+that found it.
 """
 
 from __future__ import annotations
