@@ -25,6 +25,7 @@ from cli.bounds import add_decidability_options, bound_of, reading_names, time_b
 from cli.main import EXIT_OK, UsageError
 from cli.options import add_json_option, add_quiet_option, add_reading_option, chosen_readings, pool_of
 from cli.outputs import check_folder, show, write
+from cli.progress import lines_shown
 from properties.catalogue import RULES_BY_ID
 from properties.outputs import dumps
 from properties.readings import resolve
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_folder(args.out, "--out")
 
-    shown = not args.quiet and sys.stderr is not None and sys.stderr.isatty()
+    shown = lines_shown(args.quiet)
 
     def progress(text: str) -> None:
         if shown:

@@ -1,6 +1,7 @@
 """``acp-model drive``: model-based testing of a real Agent, with shrunk counterexamples.
 
-Owns: the progress lines on standard error (none with ``--json`` or ``--quiet``), printing the
+Owns: the progress lines on standard error (only on a terminal, as every long command's
+progress: ``cli.progress.lines_shown``; none with ``--json`` or ``--quiet``), printing the
 report and the exit code (as ``check``: 0 nothing at the failing level, 1 findings, 2 unusable
 input or options); the options are ``cli.drive_options``. The campaign itself, its runs,
 shrinking and files, is ``simulator.harness.campaign``; ``--replay SCRIPT`` plays one script once
@@ -21,6 +22,7 @@ from cli.drive_options import add_parser as add_parser  # the command's parser: 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from cli.options import chosen_readings, pool_of
 from cli.outputs import check_folder, show
+from cli.progress import lines_shown
 from properties.outputs import dumps, unreadable
 from simulator.harness.campaign import (
     Campaign,
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             return _replay(args, settings, command, started)
         plan = Campaign(
             command, settings, args.seed, args.runs, out, args.shrink_budget, transcript_to_mermaid,
-            None if (args.json or args.quiet) else _progress,
+            _progress if lines_shown(args.quiet or args.json) else None,
         )  # fmt: skip
         with pool_of(args) as pool:
             runs, rules = campaign(plan, pool)

@@ -28,6 +28,7 @@ from cli.options import (
     variant_and_readings,
 )
 from cli.outputs import check_folder
+from cli.progress import lines_shown
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         opts.variant = variant
         opts.base_readings = chosen_readings(args)
     w0, c0 = time.perf_counter(), cpu_seconds()
-    shown = not args.quiet and sys.stderr is not None and sys.stderr.isatty()
+    shown = lines_shown(args.quiet)
 
     def line(text: str) -> None:
         sys.stderr.write(

@@ -102,7 +102,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=_seconds,
         default=False,
         metavar="SEC",
-        help="no progress lines on standard error (default: off); --quiet SEC is the old name of "
+        help="no progress lines on standard error (default: off; progress is shown only on a "
+        "terminal); --quiet SEC is the old name of "
         "--silence SEC, deprecated: it still works, with a note on standard error",
     )
     p.add_argument(

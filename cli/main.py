@@ -1,10 +1,11 @@
 """Entry point of the ``acp-model`` command.
 
 Owns: argument parsing, subcommand discovery and the exit-code contract shared by every
-subcommand (0 ok, 1 findings, 2 unusable input or usage; 130 after Ctrl-C and 143 after SIGTERM,
-as a shell reports a process those signals end, once every cleanup has run: a SIGTERM is raised
-in the main thread as ``Terminated``, so an atomic write in progress removes its temporary file
-as it does on Ctrl-C). Each subcommand lives in its own
+subcommand (0 ok, 1 findings, 2 unusable input or usage, or a worker pool that failed: a
+``simulator.workers.PoolError``, such as a worker process the system killed for memory; 130
+after Ctrl-C and 143 after SIGTERM, as a shell reports a process those signals end, once every
+cleanup has run: a SIGTERM is raised in the main thread as ``Terminated``, so an atomic write in
+progress removes its temporary file as it does on Ctrl-C). Each subcommand lives in its own
 module ``cli/cmd_<name>.py`` that defines ``add_parser(subparsers)`` and ``run(args) -> int``;
 modules are found by name, so adding a command never edits this file.
 
@@ -26,7 +27,7 @@ from types import FrameType, ModuleType
 from typing import BinaryIO
 
 import cli
-from simulator.workers import ClusterError
+from simulator.workers import PoolError
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -37,7 +38,8 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 
 class UsageError(Exception):
     """Unusable input or options: printed as one line on stderr, exit code 2 (as is a
-    ``ClusterError``: a cluster that cannot be used, or a job that failed on it)."""
+    ``PoolError``: a worker process that died, a cluster that cannot be used, or a job that
+    failed on it)."""
 
 
 def stdin_bytes() -> BinaryIO:
@@ -122,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _sigterm_raises():
             code: int = args._run(args)
-    except (UsageError, ClusterError) as exc:
+    except (UsageError, PoolError) as exc:
         sys.stderr.write(f"acp-model {args.command}: {exc}\n")
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. piped into `head`

@@ -7,7 +7,8 @@ with the count and percentage where the phase's total is known, the count otherw
 phase's note and its elapsed seconds. A phase shorter than ``DELAY`` draws nothing; a drawn
 phase ends with its final line left on screen. Nothing is drawn when standard error is not a
 terminal (logs and pipes stay clean) or with ``--quiet`` (``make``; ``shown``: the same, the
-phase ended however the work ends).
+phase ended however the work ends). The same rule for the commands that print progress as
+plain lines instead of a bar (``decidability``, ``spec-report``, ``drive``): ``lines_shown``.
 
 Must not know: what the phases are (``simulator.progress.Progress`` is the interface the work
 calls).
@@ -30,6 +31,11 @@ INTERVAL = 0.2
 """Seconds between redraws."""
 BAR = 24
 """Characters of the bar."""
+
+
+def lines_shown(quiet: bool) -> bool:
+    """Whether progress goes to standard error: not with ``quiet``, and only on a terminal."""
+    return not quiet and sys.stderr is not None and sys.stderr.isatty()
 
 
 def make(quiet: bool, stream: TextIO | None = None) -> Progress:

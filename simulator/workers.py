@@ -1,8 +1,10 @@
 """One worker pool for every long command: ``--jobs N`` local processes, ``--cluster`` Ray.
 
 Owns: ``Workers`` (an ordered map of a module-level function over picklable jobs: in this
-process, on a pool of local processes, or as Ray tasks on a cluster), ``ClusterError`` (Ray could
-not be used or a task failed: one line), starting or joining Ray (``local``: a private instance
+process, on a pool of local processes, or as Ray tasks on a cluster), ``PoolError`` (a worker
+died: one line, saying how it ended and the likely cause, with the hint to give fewer ``--jobs``)
+and its kind ``ClusterError`` (Ray could not be used or a task failed: one line), starting or
+joining Ray (``local``: a private instance
 with one CPU per worker, even where a cluster that ``ray start`` runs on this machine would be
 joined by default, started in a thread while the first jobs run in this process; ``HOST:PORT``:
 a running cluster, checked first by a TCP connection and a trial join in a child process, so an
@@ -22,11 +24,13 @@ Must not know: what the jobs compute, argument parsing, exit codes.
 from __future__ import annotations
 
 import importlib.util
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from typing import Any, TypeVar
 
@@ -38,9 +42,20 @@ CONNECT_TIMEOUT = 5.0
 PROBE_TIMEOUT = 10.0
 """Seconds a trial join of a ``--cluster ADDRESS`` may take (see ``_probe``)."""
 INSTALL_HINT = "pip install -e '.[cluster]'"
+FEWER_JOBS = "try fewer --jobs"
+"""The hint of every worker that died: each worker holds its own job's memory, so fewer of them
+need less at once (``--jobs 1`` runs every job in the command's process)."""
+MEMORY = "most likely the system's out-of-memory killer"
+"""The likely cause of a worker killed without a word: the kernel's out-of-memory killer sends
+SIGKILL (and Ray's workers die the same way)."""
 
 
-class ClusterError(Exception):
+class PoolError(Exception):
+    """A job could not be run to its end: a worker died under it (one line, its likely cause and
+    ``FEWER_JOBS``), or the cluster failed (``ClusterError``)."""
+
+
+class ClusterError(PoolError):
     """The cluster could not be used, or a task on it failed or lost its worker."""
 
 
@@ -101,8 +116,8 @@ class Workers:
         # private instance (``size`` CPUs) ``size`` more wait behind them; a new one is sent
         # whenever any ends (not only the next in order: a long job must not leave the other
         # workers idle), and the results are handed back in job order
-        submit, wait_one, get = self._backend(fn)
         name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{getattr(fn, '__name__', 'task')}"
+        submit, wait_one, get = self._backend(fn, name)
         pending = iter(enumerate(jobs[first:], first))
         running: dict[Any, int] = {}  # task -> job index
         results: dict[int, Any] = {}
@@ -123,21 +138,48 @@ class Workers:
                 send()
             yield results.pop(want)
 
-    def _backend(self, fn: Callable[[J], R]) -> tuple[Callable[[J], Any], Callable[[list[Any]], Any], Any]:
-        """How to send a job of ``fn``, wait for any sent one to end, and get its result: local
-        processes (``concurrent.futures``) or Ray tasks."""
+    def _backend(
+        self, fn: Callable[[J], R], name: str
+    ) -> tuple[Callable[[J], Any], Callable[[list[Any]], Any], Any]:
+        """How to send a job of ``fn`` (called ``name``), wait for any sent one to end, and get its
+        result: local processes (``concurrent.futures``) or Ray tasks. A local worker that dies
+        (a signal, ``os._exit``) breaks the whole pool: every job sent fails with
+        ``BrokenProcessPool``, raised here as a ``PoolError`` (``_lost``)."""
         if self.cluster is None:
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(max_workers=self.size)
             executor = self._executor
 
+            def submit(job: J) -> Future[R]:
+                try:
+                    return executor.submit(fn, job)
+                except BrokenProcessPool:  # it broke while the last result was taken
+                    raise self._lost(name) from None
+
             def wait_future(futures: list[Future[R]]) -> Future[R]:
                 return next(iter(wait(futures, return_when=FIRST_COMPLETED).done))
 
-            return lambda job: executor.submit(fn, job), wait_future, lambda future, _what: future.result()
+            def result(future: Future[R], _what: str) -> R:
+                try:
+                    return future.result()
+                except BrokenProcessPool:
+                    raise self._lost(name) from None
+
+            return submit, wait_future, result
         ray = self._ray
         task = ray.remote(num_cpus=1, max_retries=0)(fn)
         return task.remote, lambda refs: ray.wait(refs, num_returns=1)[0][0], partial(_get, ray)
+
+    def _lost(self, name: str) -> PoolError:
+        """The error of a local pool that a worker's death broke: how the worker ended (its exit
+        code, read once the pool has ended and waited for every worker; not which job it ran:
+        every job sent fails alike) and the likely cause."""
+        executor, self._executor = self._executor, None
+        workers = list((getattr(executor, "_processes", None) or {}).values())  # private: best effort
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        how = _how_it_ended([w.exitcode for w in workers])
+        return PoolError(f"a worker process {how} while running {name} jobs: {FEWER_JOBS}")
 
     def close(self) -> None:
         if self._executor is not None:
@@ -219,7 +261,8 @@ def _errors_to_stderr() -> None:
     """Ray's driver prints the errors the cluster reports (a worker that died: a paragraph of
     advice) on standard output, from a thread, where ``--json`` writes the report: send them to
     standard error. Ray looks the printer up in its module at each message, so replacing it
-    there is enough; a Ray without it is left as it is."""
+    there is enough; a Ray without it is left as it is. Its note on a worker that died is
+    dropped: the ``ClusterError`` of the task says it in one line (``_get``)."""
     try:
         from ray._private import worker
     except ImportError:  # pragma: no cover - Ray moved it
@@ -229,7 +272,9 @@ def _errors_to_stderr() -> None:
         return
 
     def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
-        original({**data, "is_err": True}, ignore_prefix)
+        lines = [ln for ln in data.get("lines", ()) if not str(ln).startswith(RAY_DEATH_NOTE)]
+        if lines:
+            original({**data, "lines": lines, "is_err": True}, ignore_prefix)
 
     to_stderr.to_stderr = True  # type: ignore[attr-defined]
     worker.print_to_stdstream = to_stderr
@@ -277,12 +322,47 @@ def _probe(cluster: str) -> None:
         raise ClusterError(f"--cluster {cluster}: cannot join the Ray cluster there ({why})")
 
 
+def _how_it_ended(codes: Sequence[int | None]) -> str:
+    """How the first of a broken pool's workers ended, from their exit codes (a process's: -N for
+    signal N): the pool ends the others with SIGTERM, so a worker that ended otherwise is the one
+    that broke it. SIGKILL is, on Linux, most likely the kernel's out-of-memory killer."""
+    ended = [c for c in codes if c]
+    first = next((c for c in ended if c != -signal.SIGTERM), ended[0] if ended else None)
+    if first is None:
+        return f"ended abruptly ({MEMORY})"
+    if first > 0:
+        return f"exited with code {first}"
+    try:
+        called = signal.Signals(-first).name
+    except ValueError:
+        called = f"signal {-first}"
+    if -first == signal.SIGKILL:
+        return f"was killed ({called}: {MEMORY})"
+    return f"was ended by {called}"
+
+
+RAY_DEATHS = (
+    "RayActorError",
+    "WorkerCrashedError",
+    "OutOfMemoryError",
+    "NodeDiedError",
+    "LocalRayletDiedError",
+)
+"""Ray's errors for a task whose worker (or node) died rather than a task that failed."""
+RAY_DEATH_NOTE = "A worker died or was killed while executing a task"
+"""How the paragraph of advice Ray's driver prints about a worker that died begins."""
+
+
 def _get(ray: Any, ref: Any, what: str) -> Any:
     """``ray.get`` with a lost worker or a failure in a task turned into ``ClusterError``."""
+    named = (getattr(ray.exceptions, n, None) for n in RAY_DEATHS)
+    deaths = tuple(k for k in named if isinstance(k, type) and issubclass(k, BaseException))
     try:
         return ray.get(ref)
-    except ray.exceptions.RayActorError as exc:
-        raise ClusterError(f"a cluster worker died during {what} ({type(exc).__name__})") from None
+    except deaths as exc:
+        kind = type(exc).__name__
+        why = "Ray's memory monitor killed it" if kind == "OutOfMemoryError" else MEMORY
+        raise ClusterError(f"a cluster worker died during {what}: {kind}, {why}: {FEWER_JOBS}") from None
     except ray.exceptions.RayError as exc:
         lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
         raise ClusterError(f"a cluster worker failed during {what}: {lines[-1] if lines else exc}") from None

@@ -75,10 +75,19 @@ def test_decidability_progress_only_on_a_terminal_and_never_with_quiet(
 # -- 2. drive: a real --quiet; --quiet SEC still the old name of --silence ------------------------
 
 
-@pytest.mark.parametrize("quiet", [False, True])
-def test_drive_quiet_drops_the_progress_lines(
-    quiet: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("terminal", "quiet", "shown"), [(False, False, False), (True, False, True), (True, True, False)]
+)
+def test_drive_progress_only_on_a_terminal_and_never_with_quiet(
+    terminal: bool,
+    quiet: bool,
+    shown: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """As every long command: progress lines on a terminal only (a log or a pipe gets the report
+    alone), none with --quiet."""
     from cli import cmd_drive
 
     def campaign(plan: Any, pool: Any) -> tuple[list[Any], dict[str, Any]]:
@@ -87,10 +96,12 @@ def test_drive_quiet_drops_the_progress_lines(
         return [], {}
 
     monkeypatch.setattr(cmd_drive, "campaign", campaign)
+    err = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
     argv = ["drive", "--runs", "1", "--out", str(tmp_path), *(["--quiet"] if quiet else []), "--", "true"]
-    code, out, err = _run(argv, capsys)
-    assert code == 0 and "findings: none" in out
-    assert ("acp-model drive: run 1/1" in err) != quiet
+    assert main(argv) == 0
+    assert "findings: none" in capsys.readouterr().out
+    assert ("acp-model drive: run 1/1" in err.getvalue()) == shown
 
 
 def test_drive_quiet_without_a_value_is_no_progress_with_one_the_old_silence(

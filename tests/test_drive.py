@@ -384,6 +384,7 @@ def test_drive_cli_finds_shrinks_writes_and_replays_in_process(
     assert main(["drive", "--replay", str(files["script"]), *timing, "--json", "--", *agent]) == 1
     assert "FG-02" in json.loads(capsys.readouterr().out)["failing_rules"]
     clean = ["drive", "--runs", "2", "--steps", "12", *timing, "--out", str(out), "--", "acp-model", "agent"]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # progress lines: on a terminal only
     assert main(clean) == 0
     text = capsys.readouterr()
     assert "findings: none" in text.out and "run 2/2 (seed 1)" in text.err

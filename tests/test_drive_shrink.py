@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from simulator.explore.shrink import ddmin, minimise
 
 Test = Callable[[list[int]], list[int] | None]
@@ -47,6 +49,20 @@ def test_the_budget_is_kept_and_the_result_still_fails() -> None:
     test, calls = _counting(lambda c: 7 in c and 30 in c)
     got = minimise(list(range(40)), test, lambda: len(calls) >= 6)
     assert len(calls) == 6 and 7 in got and 30 in got and len(got) < 40
+
+
+@pytest.mark.parametrize("budget", range(1, 30))
+@pytest.mark.parametrize("need", [{1, 13, 24, 28}, {0, 9}, {5}, {3, 4, 17}])
+def test_no_budget_is_overrun(need: set[int], budget: int) -> None:
+    """A budget of N tests runs at most N (ddmin tries a chunk and its complement in turn: each
+    is checked against the budget, so drive's progress never says "candidate 11/10"), and the
+    result still fails."""
+    test, calls = _counting(lambda c: need <= set(c))
+    got = minimise(list(range(29)), test, lambda: len(calls) >= budget)
+    assert len(calls) <= budget and need <= set(got)
+    test, calls = _counting(lambda c: need <= set(c))
+    got = ddmin(list(range(29)), test, lambda: len(calls) >= budget)
+    assert len(calls) <= budget and need <= set(got)
 
 
 def test_a_list_that_does_not_fail_comes_back_as_it_is() -> None:

@@ -10,7 +10,9 @@ worker processes against one process; usage and cluster errors. Deep suite: the 
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -28,7 +30,7 @@ from simulator.analysis.matrix import readings_matrix
 from simulator.explore import run as explore_run
 from simulator.explore.compare import compare
 from simulator.progress import Progress
-from simulator.workers import ClusterError, Workers
+from simulator.workers import ClusterError, PoolError, Workers
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_COMMANDS = ("explore", "spec-report", "mutants", "drive", "decidability")
@@ -338,6 +340,106 @@ def test_while_a_private_ray_starts_the_first_jobs_run_here() -> None:
         list(pool.map(fn, [1, 2]))
 
 
+# -- a worker that dies: one line, exit 2, nothing written ----------------------------------------
+
+KILLED = "was killed (SIGKILL: most likely the system's out-of-memory killer)"
+
+
+def _killed(job: int) -> int:
+    """A job whose worker process is killed as the kernel's out-of-memory killer does it."""
+    if job == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return job
+
+
+def _kill(job: Any) -> Any:
+    """A job whose worker process is killed whatever the job."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _exits(job: int) -> int:
+    """A job that ends its worker process without a word."""
+    os._exit(3)
+
+
+@pytest.mark.parametrize(
+    ("fn", "how"), [(_killed, KILLED), (_exits, "exited with code 3")], ids=["sigkill", "os-exit"]
+)
+def test_a_worker_that_dies_is_a_pool_error_saying_how(fn: Callable[[int], int], how: str) -> None:
+    """``BrokenProcessPool`` (every job sent fails alike) becomes one line: how the worker ended,
+    which function it ran, the hint; the pool is closed and its processes gone."""
+    with pytest.raises(PoolError) as err, Workers(2) as pool:
+        list(pool.map(fn, [1, 2, 3, 4]))
+    assert (
+        str(err.value)
+        == f"a worker process {how} while running test_workers.{fn.__name__} jobs: try fewer --jobs"
+    )
+    assert pool._executor is None
+
+
+def test_ray_names_a_dead_worker_and_its_likely_cause() -> None:
+    """Ray's errors for a worker (or node) that died, as Ray raises them for a task killed by a
+    signal or by its memory monitor: one line with the hint, not the task's failure."""
+    from simulator.explore.hypothesis_runs import run_chunk
+
+    fake = _fake_ray({})
+    kinds = {n: type(n, (fake.exceptions.RayError,), {}) for n in ("WorkerCrashedError", "OutOfMemoryError")}
+    fake.exceptions = types.SimpleNamespace(**vars(fake.exceptions), **kinds)
+    pool = Workers(2, "local")
+    for kind, why in [
+        ("WorkerCrashedError", "most likely the system's out-of-memory killer"),
+        ("OutOfMemoryError", "Ray's memory monitor killed it"),
+    ]:
+        fake.get = lambda ref, k=kinds[kind]: (_ for _ in ()).throw(k("The worker died unexpectedly ..."))
+        pool._ray = fake
+        with pytest.raises(ClusterError) as err:
+            list(pool.map(run_chunk, [1]))
+        said = f"died during task 0 (hypothesis_runs.run_chunk): {kind}, {why}: try fewer --jobs"
+        assert str(err.value) == f"a cluster worker {said}"
+
+
+def test_a_killed_worker_ends_a_command_with_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mutants --jobs 2`` in process, its job function killing its worker: exit 2, one line
+    naming the command, no traceback, and no file in ``--out``."""
+    from simulator.analysis import mutants
+
+    monkeypatch.setattr(mutants, "judge_job", _kill)
+    out = tmp_path / "o"
+    argv = ["mutants", "--jobs", "2", "--walks", "1", "--steps", "3", "--quiet", "--out", str(out)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    said = f"a worker process {KILLED} while running test_workers._kill jobs: try fewer --jobs"
+    assert captured.err == f"acp-model mutants: {said}\n"
+    assert captured.out == ""
+    assert [p for p in out.rglob("*") if p.is_file()] == []
+
+
+_SPEC_REPORT_KILLED = """import os, signal, sys
+import simulator.analysis.decidability as d
+def _decide_job(job):
+    os.kill(os.getpid(), signal.SIGKILL)
+d._decide_job = _decide_job
+from cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_spec_report_whose_worker_is_killed_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    """The crash of stop 49 (``spec-report --jobs 2``, a worker killed, a BrokenProcessPool
+    traceback after 23 min), as a process: one line on stderr, exit 2, no file in ``--out``."""
+    out = tmp_path / "sr"
+    argv = ["spec-report", "--out", str(out), "--jobs", "2", "--readings", "none"]
+    done = subprocess.run(
+        [sys.executable, "-c", _SPEC_REPORT_KILLED, *argv], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr[-800:]
+    said = f"a worker process {KILLED} while running __main__._decide_job jobs: try fewer --jobs"
+    assert done.stderr == f"acp-model spec-report: {said}\n"
+    assert [p for p in out.rglob("*") if p.is_file()] == []
+
+
 # -- deep: a real local Ray, real agents ------------------------------------------------------------
 
 
@@ -423,3 +525,30 @@ def test_a_running_cluster_joined_by_address_gives_the_plain_answer(tmp_path: Pa
     finally:
         head.terminate()
         head.wait(timeout=120)
+
+
+_RAY_KILLED = """import os, signal, sys
+from simulator.workers import PoolError, Workers
+MAIN = os.getpid()
+def kill(job):
+    if job == 3 and os.getpid() != MAIN:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return job
+with Workers(2, "local") as pool:
+    pool._started()  # every job a Ray task
+    try:
+        list(pool.map(kill, list(range(8))))
+    except PoolError as exc:
+        sys.exit(str(exc))
+"""
+
+
+@pytest.mark.deep
+def test_a_ray_task_whose_worker_is_killed_is_one_line() -> None:
+    """A real private Ray instance, a task killed as the out-of-memory killer does: Ray raises
+    ``WorkerCrashedError``, the pool one line, and Ray's paragraph of advice is not printed."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
+    done = subprocess.run([sys.executable, "-c", _RAY_KILLED], cwd=ROOT, capture_output=True, text=True)
+    said = "a cluster worker died during task 3 (__main__.kill): WorkerCrashedError, most likely the "
+    assert done.returncode == 1
+    assert done.stderr == said + "system's out-of-memory killer: try fewer --jobs\n", done.stderr[-2000:]

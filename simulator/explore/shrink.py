@@ -63,9 +63,10 @@ def shrink(
 
 def ddmin(items: list[T], test: Callable[[list[T]], list[T] | None], spent: Callable[[], bool]) -> list[T]:
     """Delta debugging over ``items`` with ``test(candidate)``: the list a run actually performed
-    when ``candidate`` still fails (it becomes the current list), else None. ``spent()`` says
-    when to stop and return the current list. ``items`` itself must fail (else returned as is).
-    Also used by ``acp-model drive``, whose test re-runs a real agent."""
+    when ``candidate`` still fails (it becomes the current list), else None. ``spent()``, asked
+    before each test but the first, says when to stop and return the current list. ``items``
+    itself must fail (else returned as is). Also used by ``acp-model drive``, whose test re-runs
+    a real agent."""
     current = test(list(items))
     if current is None:
         return list(items)
@@ -75,18 +76,18 @@ def ddmin(items: list[T], test: Callable[[list[T]], list[T] | None], spent: Call
         chunks = [current[i : i + size] for i in range(0, len(current), size)]
         reduced = False
         for i in range(len(chunks)):
-            if spent():
-                break
             for candidate in (chunks[i], [e for j, c in enumerate(chunks) if j != i for e in c]):
                 if len(candidate) >= len(current):
                     continue
+                if spent():  # before each test: a budget of N tests runs no more
+                    break
                 got = test(candidate)
                 if got is not None and len(got) < len(current):
                     current = got
                     n = 2 if candidate is chunks[i] else max(n - 1, 2)
                     reduced = True
                     break
-            if reduced:
+            if reduced or spent():
                 break
         if not reduced:
             if n >= len(current):
