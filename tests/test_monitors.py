@@ -1587,7 +1587,9 @@ def test_an_item_listed_where_the_session_history_is_out_of_view_may_have_been_a
     assert found(run(resumed)) == [] and found(run(resumed), "open") == []
     replayed = [initialize(0), initialized(0), resume(1), state("idle", bg=listed), ok(1)]
     assert found(run(replayed)) == []
-    mid_capture = [state("idle", bg=[]), state("running", bg=listed), state("idle", stop="end_turn", bg=listed)]
+    mid_capture = [
+        state("idle", bg=[]), state("running", bg=listed), state("idle", stop="end_turn", bg=listed),
+    ]  # fmt: skip
     assert found(run(mid_capture)) == []
     in_view = [initialize(0), initialized(0), new_session(1), created(1), resume(2, replay=False)]
     assert found(run([*in_view, state("idle", bg=listed), ok(2)])) == [("BG-10", 6)]

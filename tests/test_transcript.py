@@ -368,7 +368,8 @@ def test_a_capture_that_starts_mid_connection_may_open_with_answers() -> None:
 
 def test_response_is_matched_against_the_other_side() -> None:
     # the agent's own request 1 does not make the agent's response with id 1 valid
-    data = OPENING + line("agent", request(1, "session/request_permission", {})) + line("agent", result(1, {}))
+    asked = line("agent", request(1, "session/request_permission", {}))
+    data = OPENING + asked + line("agent", result(1, {}))
     assert [(f.rule, f.line) for f in read(data)[1]] == [("input.unknown-response-id", 4)]
 
 
