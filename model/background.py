@@ -15,13 +15,6 @@ listed is not listed again in the same snapshot. A finished terminal or tool cal
 a detached subagent child is listed whenever it is not idle, so a child that runs again after
 it was removed is listed again (guard ``child``: the caller says whether the item is a child).
 
-The announcement need come only "before the first snapshot that lists it": where the session's
-history is not in view (guard ``history_unseen``, the caller's word: a session resumed, or
-otherwise not seen from its creation), an item the view never showed announced may have been
-announced, and even listed, before it (on an earlier connection: a resume snapshot reports the
-current state, "Initial state and synchronization"), so its listing there is the row ``list``
-from unannounced; in a session seen from its creation the same listing breaks BG-10.
-
 Work that foreground work waits on is foreground work and is not listed. Whether a listed item
 that foreground work starts waiting on may leave the list unfinished is the reading
 ``waited-on-background`` (``properties.readings``): the row ``adopt`` is taken only when the
@@ -55,10 +48,6 @@ SEC = "Background work"
 ROWS = (
     Row("announce", UNANNOUNCED, ANNOUNCED, SEC, note="terminal/tool_call/subagent update"),
     Row("list", ANNOUNCED, LISTED, SEC, note="first snapshot naming it"),
-    Row(
-        "list", UNANNOUNCED, LISTED, SEC, guard="history_unseen",
-        note="the session's history is not in view: announced (and listed) before it, unseen",
-    ),
     Row("keep", LISTED, LISTED, SEC, note="a later snapshot naming it still"),
     Row("finalize", LISTED, FINALIZED, SEC, note="exitStatus / final status / child idle+[]"),
     Row("unlist", FINALIZED, DONE, SEC, note="snapshot that removes it"),
@@ -87,8 +76,8 @@ SPEC = MachineSpec(
     final=(DONE,),
     rows=ROWS,
     eventually={FINALIZED: "BG-09"},
-    guards=flags(child=False, becomes_foreground=False, history_unseen=False),
-    guard_rules={"child": "BG-17", "becomes_foreground": "BG-11", "history_unseen": "BG-10"},
+    guards=flags(child=False, becomes_foreground=False),
+    guard_rules={"child": "BG-17", "becomes_foreground": "BG-11"},
     forbidden={
         (LISTED, "list"): "BG-17",
         (FINALIZED, "list"): "BG-17",

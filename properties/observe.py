@@ -29,9 +29,12 @@ reported in its own session: a child leaving the list is observed as finalized t
 removed, and a child the list still names while its own latest state is idle with an empty list
 of its own (nothing of it runs) is observed as finalized before the list names it. An item
 listed before it was announced counts as listed from its announcement on: a breach of its own
-(BG-10) in a session seen from its creation; in any other (``from_start`` false: resumed, or set
-up out of view) its listing is the table's guarded ``list`` from unannounced (guard
-``history_unseen``), since the announcement may precede the transcript.
+(BG-10) in a session seen from its creation. In any other (``from_start`` false: resumed, or set
+up before the capture) the wire does not show the session's history: an item a list names that
+the wire never showed announced is observed as announced there (out of view) and then listed,
+since "before the first snapshot that lists it" ("Background work") may be before the
+transcript ("Initial or resume snapshots report the current state without implying a
+transition", "Initial state and synchronization").
 
 The session: the ``session/resume`` handshake of the session table (``model.session``) is
 observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), an
@@ -267,8 +270,10 @@ def _snapshot(
     own latest state is idle with an empty list of its own) is finished first: a detached child
     is listed only while something of it runs ("Background work"), so naming it is the table's
     ``keep`` of a finalized item, or a ``list`` of a done one that is not a child running again.
-    ``from_start``: the session's history is in view from its creation (else an item listed
-    unannounced may have been announced before the transcript: guard ``history_unseen``)."""
+    ``from_start``: the session's history is in view from its creation; else an item the list
+    names that the wire never showed announced was announced out of view (before the transcript:
+    the announcement need only precede "the first snapshot that lists it", which may precede the
+    transcript too), and is observed as announced first."""
     if seen.handshake is not None:
         seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         seen.late = None
@@ -292,13 +297,13 @@ def _snapshot(
     if cur == prev and len(keys) == len(cur):
         return
     repeats = (Counter(keys) - Counter(cur)).elements()  # named again inside the same list
+    first, fresh = cur - prev, not from_start
     for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
         key = item_key(kind, ident)
         if (spec.name, key) not in refused:
-            ctx = {"child": kind == "subagent" and ident not in idle}
-            if not from_start:
-                ctx["history_unseen"] = True
-            yield spec, key, "list", ctx
+            if fresh and (kind, ident) in first and seen.state_of(spec, key) == background.UNANNOUNCED:
+                yield spec, key, "announce", _NO_CTX  # (before the transcript: out of view)
+            yield spec, key, "list", {"child": kind == "subagent" and ident not in idle}
     state_now = upd.get("state")
     active = type(state_now) is str and state_now in ACTIVE_STATES
     for kind, ident in sorted(prev - cur):
