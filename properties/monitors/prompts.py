@@ -1150,8 +1150,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """A user message inside a resume window: replayed history, not the live report. One
         under an ID the session already used (``known``) kept its ID (ACC-11 judged, and held);
         judged only when the session is seen from its creation. Its ID is used in any session: a
-        prompt received after the replay that returns it reuses it (ACC-09)."""
-        ps.replayed.setdefault(mid, line)
+        prompt received after the replay that returns it reuses it (ACC-09); one the session
+        already used is recorded there (``claimed``, ``unclaimed``, ``optional``), so only an ID
+        new to the session is recorded as replayed."""
+        if not known:
+            ps.replayed.setdefault(mid, line)
         if not self.facts.from_start(sid):
             return
         self._ex[KEEPS] += 1
