@@ -410,7 +410,10 @@ DISTINCT_MESSAGE_IDS: Final = Between(
     "the Agent answers a session/prompt with success",
     "the messageId it returns was returned for no other submission of the session: distinct "
     "inserted submissions get distinct IDs, even when their content is the same (an ID the Agent "
-    "gave its own insertion is no submission's: returning it is reported_after_insertion's)",
+    "gave its own insertion is no submission's: returning it is reported_after_insertion's); nor "
+    "is it the ID of a user message a session/resume replayed before the prompt was received "
+    "(a retained, earlier inserted submission: \"If the message is retained and replayed, the "
+    "Agent MUST use the same ID\")",
     ("prompt", "entity"),
 )  # fmt: skip
 REPLAY_KEEPS_IDS: Final = Between(
@@ -1071,19 +1074,25 @@ class Rules:
 
     @staticmethod
     def returned_id_breach(
-        mid: str, returned: Mapping[str, object], first_report: int, received: int
+        mid: str, returned: Mapping[str, object], first_report: int, received: int, replayed: int = 0
     ) -> Between | None:
         """The declaration a success response breaks by returning ``mid`` for a prompt received at
         line ``received``, or None (``returned``: messageId -> the submission a success already
         returned it for, None for a user message taken as the Agent's own insertion;
         ``first_report``: the line of the first live report of ``mid`` no success claimed yet, 0
-        for none). Another submission's ID is ``distinct_message_ids``'. The ID of the Agent's own
+        for none; ``replayed``: the line where a session/resume first replayed a user message
+        under ``mid``, 0 for none). Another submission's ID is ``distinct_message_ids``', and so is
+        the ID of a message replayed before the prompt was received: replay re-sends retained,
+        inserted input under its ID (2. Prompt accepted), an earlier submission than one received
+        after it (a prompt received before the replay may be that very message). The ID of the Agent's own
         insertion was reported while no prompt waited, so before this one was received: the
         response makes that message this submission's (the Client reconciles with it), whose
         update then preceded insertion: ``reported_after_insertion``, as for an unclaimed report
         first seen before the receipt (``user_message_reportable``)."""
         if mid in returned:
             return DISTINCT_MESSAGE_IDS if returned[mid] is not None else REPORTED_AFTER_INSERTION
+        if 0 < replayed < received:
+            return DISTINCT_MESSAGE_IDS
         if first_report and not Rules.user_message_reportable(first_report > received):
             return REPORTED_AFTER_INSERTION
         return None

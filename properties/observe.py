@@ -28,7 +28,13 @@ may be waiting on it; the guard ``becomes_foreground`` is true when the reading
 reported in its own session: a child leaving the list is observed as finalized there and then
 removed, and a child the list still names while its own latest state is idle with an empty list
 of its own (nothing of it runs) is observed as finalized before the list names it. An item
-listed before it was announced (a breach of its own) counts as listed from its announcement on.
+listed before it was announced counts as listed from its announcement on: a breach of its own
+(BG-10) in a session seen from its creation. In any other (``from_start`` false: resumed, or set
+up before the capture) the wire does not show the session's history: an item a list names that
+the wire never showed announced is observed as announced there (out of view) and then listed,
+since "before the first snapshot that lists it" ("Background work") may be before the
+transcript ("Initial or resume snapshots report the current state without implying a
+transition", "Initial state and synchronization").
 
 The session: the ``session/resume`` handshake of the session table (``model.session``) is
 observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), an
@@ -253,13 +259,21 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
 
 
 def _snapshot(
-    upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], quiet: Quiet = _nothing_quiet
+    upd: dict[str, Any],
+    seen: Seen,
+    readings: Mapping[str, str],
+    quiet: Quiet = _nothing_quiet,
+    from_start: bool = True,
 ) -> Iterator[Observation]:
     """A state_update: the resume handshake's snapshot, and what its concrete background list
     lists, keeps and removes. A child the list names while nothing of it runs (``quiet``: its
     own latest state is idle with an empty list of its own) is finished first: a detached child
     is listed only while something of it runs ("Background work"), so naming it is the table's
-    ``keep`` of a finalized item, or a ``list`` of a done one that is not a child running again."""
+    ``keep`` of a finalized item, or a ``list`` of a done one that is not a child running again.
+    ``from_start``: the session's history is in view from its creation; else an item the list
+    names that the wire never showed announced was announced out of view (before the transcript:
+    the announcement need only precede "the first snapshot that lists it", which may precede the
+    transcript too), and is observed as announced first."""
     if seen.handshake is not None:
         seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         seen.late = None
@@ -283,9 +297,12 @@ def _snapshot(
     if cur == prev and len(keys) == len(cur):
         return
     repeats = (Counter(keys) - Counter(cur)).elements()  # named again inside the same list
+    first, fresh = cur - prev, not from_start
     for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
         key = item_key(kind, ident)
         if (spec.name, key) not in refused:
+            if fresh and (kind, ident) in first and seen.state_of(spec, key) == background.UNANNOUNCED:
+                yield spec, key, "announce", _NO_CTX  # (before the transcript: out of view)
             yield spec, key, "list", {"child": kind == "subagent" and ident not in idle}
     state_now = upd.get("state")
     active = type(state_now) is str and state_now in ACTIVE_STATES
@@ -461,14 +478,16 @@ def observe(
     readings: Mapping[str, str],
     waiting: Waiting = None,
     quiet: Quiet = _nothing_quiet,
+    from_start: bool = True,
 ) -> list[Observation]:
     """The observations an Agent update of ``variant`` (its ``sessionUpdate``) makes, given what
     the session has shown so far (read before any of them is fired) and, inside a resume
     handshake, ``waiting``: whether a prompt of the session awaits its answer (asked only when it
-    matters); for a snapshot, ``quiet``: whether nothing of a session (a child it lists) runs."""
+    matters); for a snapshot, ``quiet``: whether nothing of a session (a child it lists) runs,
+    and ``from_start``: whether the session's history is in view from its creation."""
     found, found_entity = _OBSERVERS.get(variant, _NONE)
     if variant in SNAPSHOTS:
-        out = list(_snapshot(upd, seen, readings, quiet))
+        out = list(_snapshot(upd, seen, readings, quiet, from_start))
     else:
         out = [] if found is None else list(found(upd, seen, readings))
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)

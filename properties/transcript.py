@@ -29,6 +29,14 @@ mark (the line is used) and CRLF line ends (reported once per file; every such l
 Lines reported as ``input.unknown-response-id`` or ``input.duplicate-request-id`` are well
 formed but are not passed on: nothing downstream could associate them with a request.
 
+A transcript may start mid-connection (README, "Formats": sessions are assumed initialized unless
+it shows their setup). Only one that shows the connection from its start (``shows_opening``: the
+Client's first request is ``initialize``, sent before anything named a session) shows every
+request; before the Client's first request, or when that was not such an ``initialize``, a
+response to an id not seen requested answers a request sent before the capture began: it is
+reported as information (``input.answer-before-capture``) and, like an unknown response id, not
+passed on. After an opening ``initialize``, it is ``input.unknown-response-id``, an error.
+
 Unknown methods and unknown or custom (``_``-prefixed) ``session/update`` variants are not
 errors: they are passed on unchanged and counted in ``TranscriptStats.preserved``. A recording of
 a link to a proxy may hold ``proxy/successor`` envelopes (``PROXY_ENVELOPE``): passed on as they
@@ -114,7 +122,9 @@ levels deep; the limit keeps pathological lines away from recursive code (JSON d
 ID_RANGE = (-(2**63), 2**63 - 1)
 """Integer request ids the reader accepts: the signed 64-bit range."""
 
-TOLERATED: frozenset[str] = frozenset({"input.blank-line", "input.bom", "input.crlf", "input.proxy-envelope"})
+TOLERATED: frozenset[str] = frozenset(
+    {"input.answer-before-capture", "input.blank-line", "input.bom", "input.crlf", "input.proxy-envelope"}
+)
 """The input findings of lines the reader accepts as they are (information, never a failure)."""
 
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
@@ -143,7 +153,8 @@ class TranscriptStats:
 
 
 class _Unusable(Exception):
-    """A line or message that cannot be used: ``args`` are the input finding's (rule, explanation)."""
+    """A line or message that cannot be used: ``args`` are the input finding's (rule, explanation),
+    and its level when that is not "input" (a line skipped as information)."""
 
 
 UNPARSED_NOTE = " (a line that is not JSON, recorded as unparsed)"
@@ -310,6 +321,13 @@ def _method(msg: Any) -> str | None:
     return None
 
 
+def shows_opening(first_client_method: Any, sessions_named: bool) -> bool:
+    """Whether a transcript shows its connection from the start, told at the Client's first
+    request: that request is ``initialize`` and nothing named a session before it (README,
+    "Formats"). Such a transcript shows every request of the connection."""
+    return first_client_method == "initialize" and not sessions_named
+
+
 def is_error_object(value: Any) -> bool:
     """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
     return type(value) is dict and type(value.get("code")) is int and type(value.get("message")) is str
@@ -393,6 +411,7 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
     crlf_reported = False
     line = 0
     envelopes: list[int] = []  # the line of every proxy/successor request or notification
+    opening: bool | None = None  # None before the Client's first request; then shows_opening
 
     def info(rule: str, explanation: str) -> Finding:
         return Finding("input." + rule, "info", line, None, explanation, "input")
@@ -431,6 +450,15 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                         asker = OTHER[sender]
                         request = pending[asker].pop(rid, None)
                         if request is None and rid not in answered[asker]:
+                            if not opening:
+                                raise _Unusable(
+                                    "answer-before-capture",
+                                    f"{sender} responds to id {rid!r}, not requested in the transcript, "
+                                    "which does not show the connection from its start (no initialize "
+                                    "first): taken as the answer to a request sent before the capture "
+                                    "began (skipped)",
+                                    "info",
+                                )
                             raise _Unusable(
                                 "unknown-response-id",
                                 f"{sender} responds to id {rid!r}, which the {asker} has not "
@@ -444,6 +472,8 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                                 st.sessions.add(sid)
                 else:
                     if "id" in msg:  # a request
+                        if opening is None and sender == "client":
+                            opening = shows_opening(method, bool(st.sessions))
                         mine = pending[sender]
                         rid = msg["id"]
                         if rid in mine:
@@ -469,7 +499,8 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                             if type(variant) is str and variant not in KNOWN_UPDATES:
                                 st.preserved["update " + variant] += 1
             except _Unusable as exc:
-                yield Finding("input." + exc.args[0], "input", line, None, exc.args[1], "input")
+                level = exc.args[2] if len(exc.args) > 2 else "input"
+                yield Finding("input." + exc.args[0], level, line, None, exc.args[1], "input")
                 continue
             st.messages += 1
             yield line, sender, msg

@@ -119,8 +119,9 @@ _methods = st.sampled_from(
 
 
 @st.composite
-def labelled_line(draw: st.DrawFn, serial: int) -> tuple[bytes, str | None]:
-    """One line and the rule it breaks (None: a usable message). ``serial`` keeps ids fresh."""
+def labelled_line(draw: st.DrawFn, serial: int, opening: bool) -> tuple[bytes, str | None]:
+    """One line and the rule it breaks (None: a usable message). ``serial`` keeps ids fresh;
+    ``opening``: the transcript starts with the Client's ``initialize``, so shows every request."""
     sender = draw(_senders)
     kind = draw(
         st.sampled_from(
@@ -163,16 +164,19 @@ def labelled_line(draw: st.DrawFn, serial: int) -> tuple[bytes, str | None]:
         return b'{"from": "' + sender.encode() + b'", "message": {"jsonrpc": "2.0", "method": "\xc3("}}\n', (
             "input.invalid-utf8"
         )
-    # a response to an id nobody requested (requests only use "fresh-..." ids)
-    return line(
-        sender, {"jsonrpc": "2.0", "id": f"never-{serial}", "result": params}
-    ), "input.unknown-response-id"
+    # a response to an id nobody requested (requests only use "fresh-..." ids): without an opening
+    # initialize, the answer to a request sent before the capture began (information)
+    return line(sender, {"jsonrpc": "2.0", "id": f"never-{serial}", "result": params}), (
+        "input.unknown-response-id" if opening else "input.answer-before-capture"
+    )
 
 
 @st.composite
 def labelled_transcripts(draw: st.DrawFn) -> list[tuple[bytes, str | None]]:
     size = draw(st.integers(0, 25))
-    return [draw(labelled_line(i)) for i in range(size)]
+    opening = draw(st.booleans())
+    first = [(line("client", request("init", "initialize", {"protocolVersion": 2})), None)] if opening else []
+    return first + [draw(labelled_line(i, opening)) for i in range(size)]
 
 
 @settings(max_examples=40, deadline=None)

@@ -129,11 +129,12 @@ def test_keyboard_stepping_a_finding_its_spec_sentence_and_the_state_at_its_line
     assert prompt.startswith(CANDIDATES)
     page.keyboard.press("k")
     assert line.inner_text() == "5"
-    page.keyboard.press("n")  # the next finding: BG-10 at line 7
+    page.keyboard.press("n")  # the next finding: TRANS-04 at line 13
     current = page.locator(".finding.cur")
-    assert current.get_attribute("data-rule") == "BG-10" and line.inner_text() == "7"
+    assert current.get_attribute("data-rule") == "TRANS-04" and line.inner_text() == "13"
     page.keyboard.press("o")  # the selected message's JSON unfolds
-    assert page.locator("#L7 details").get_attribute("open") is not None
+    assert page.locator("#L13 details").get_attribute("open") is not None
+    page.keyboard.press("k")
 
     finding = page.locator("#L13 .finding")
     finding.click()

@@ -691,6 +691,12 @@ VIOLATIONS: list[Case] = [
         "BG-10 listed before announced",
         [state("idle", bg=[item("terminal", "T")]), terminal("T")],
         [("BG-10", 1)],
+        from_start=True,
+    ),
+    Case(
+        "BG-10 listed before announced in a session created in view",
+        [new_session(0), created(0), state("idle", bg=[item("terminal", "T")]), terminal("T")],
+        [("BG-10", 3)],
     ),
     Case(
         "BG-11 removed before exit",
@@ -1391,9 +1397,12 @@ def test_conforming_transcript_file() -> None:
 
 def test_violations_transcript_file() -> None:
     ms = run(read("mon_violations.ndjson"))
-    assert found(ms) == [("ACC-09", 17), ("BG-10", 7), ("DONE-03", 14), ("TRANS-04", 13)]
+    # (the terminal s1 lists at line 7 before its terminal_update may have been announced before
+    # the capture: s1 is not seen from its creation, review50 N2)
+    assert found(ms) == [("ACC-09", 17), ("DONE-03", 14), ("TRANS-04", 13)]
     sessions = {f.rule: f.session for f in ms.findings}
-    assert sessions == {"ACC-09": "s2", "BG-10": "s1", "DONE-03": "s1", "TRANS-04": "s2"}
+    assert sessions == {"ACC-09": "s2", "DONE-03": "s1", "TRANS-04": "s2"}
+    assert found(run(read("mon_violations.ndjson"), from_start=True))[1] == ("BG-10", 7)
 
 
 # -- engine ------------------------------------------------------------------------------------------
@@ -1556,11 +1565,37 @@ def test_malformed_messages_never_raise() -> None:
 def test_background_monitor_judges_from_the_first_background_list() -> None:
     """The first background list of a session is judged (BG-10), and a later state_update
     without one breaks BG-07."""
-    ms = MonitorSet()
+    ms = MonitorSet(from_start=True)
     ms.feed(*state("running"), 1)
     ms.feed(*state("idle", stop="end_turn"), 2)
     assert ms.feed(*state("idle", bg=[item("terminal", "T")]), 3)[0].rule == "BG-10"
     assert [f.rule for f in ms.feed(*state("idle"), 4)] == ["BG-07"]
+
+
+def test_an_item_listed_where_the_session_history_is_out_of_view_may_have_been_announced() -> None:
+    """review50 N2 (r13): "The Agent MUST send a terminal_update for a terminal ... before the
+    first snapshot that lists it" ("Background work"); a resume snapshot reports the current state
+    ("Initial state and synchronization": "Initial or resume snapshots report the current state
+    without implying a transition"). A resumed session, or one the transcript did not see created,
+    may have announced (and listed) the terminal before the transcript: no BG-10. In a session
+    created in view, resumed later in the same transcript, the same snapshot is judged."""
+    listed = [item("terminal", "term1")]
+    resumed = [
+        initialize(0), initialized(0), resume(1, replay=False), state("idle", bg=listed), ok(1),
+        terminal("term1", exit_code=0), state("idle", bg=[]),
+    ]  # fmt: skip
+    assert found(run(resumed)) == [] and found(run(resumed), "open") == []
+    replayed = [initialize(0), initialized(0), resume(1), state("idle", bg=listed), ok(1)]
+    assert found(run(replayed)) == []
+    mid_capture = [
+        state("idle", bg=[]), state("running", bg=listed), state("idle", stop="end_turn", bg=listed),
+    ]  # fmt: skip
+    assert found(run(mid_capture)) == []
+    in_view = [initialize(0), initialized(0), new_session(1), created(1), resume(2, replay=False)]
+    assert found(run([*in_view, state("idle", bg=listed), ok(2)])) == [("BG-10", 6)]
+    # a child listed unannounced by a resumed parent: its subagent_update may precede the transcript
+    child = [resume(1, replay=False), state("idle", bg=[item("subagent", "s2")]), ok(1)]
+    assert found(run(child, quiescent=False)) == []
 
 
 def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:

@@ -336,17 +336,41 @@ def test_max_line_bytes_must_be_positive() -> None:
 # -- request/response id bookkeeping ---------------------------------------------------------------
 
 
+OPENING = line("client", request(0, "initialize", {"protocolVersion": 2})) + line("agent", result(0, {}))
+"""A connection's start: a transcript that begins so shows every request (README, "Formats")."""
+
+
 def test_response_to_an_id_never_requested() -> None:
-    data = line("agent", result(9, {"messageId": "m"})) + GOOD
+    data = OPENING + line("agent", result(9, {"messageId": "m"})) + GOOD
     messages, findings = read(data)
-    assert [(f.rule, f.line) for f in findings] == [("input.unknown-response-id", 1)]
-    assert [n for n, _, _ in messages] == [2]
+    assert [(f.rule, f.line, f.severity) for f in findings] == [("input.unknown-response-id", 3, "error")]
+    assert [n for n, _, _ in messages] == [1, 2, 4]
+
+
+def test_a_capture_that_starts_mid_connection_may_open_with_answers() -> None:
+    # review50 N1 (l15, l16): no initialize first, so a response to an id not seen requested
+    # answers a request sent before the capture began: information, the line skipped
+    answer = line("client", result("p0", {"outcome": {"outcome": "selected", "optionId": "allow"}}))
+    late = line("agent", result(7, {"messageId": "u0"}))
+    for data, skipped, used in ((answer + GOOD + late, [1, 3], [2]), (late + answer, [1, 2], [])):
+        messages, findings = read(data)
+        assert [(f.rule, f.line, f.severity) for f in findings] == [
+            ("input.answer-before-capture", n, "info") for n in skipped
+        ]
+        assert all(f.kind == "input" and f.level == "info" for f in findings)
+        assert [n for n, _, _ in messages] == used
+    # the Client's first request is not initialize: the capture still starts mid-connection
+    prompt = line("client", request(1, "session/prompt", {"sessionId": "s1"}))
+    assert [f.rule for f in read(prompt + late)[1]] == ["input.answer-before-capture"]
+    # an initialize after something named a session does not open the connection either
+    assert [f.rule for f in read(GOOD + OPENING + late)[1]] == ["input.answer-before-capture"]
 
 
 def test_response_is_matched_against_the_other_side() -> None:
     # the agent's own request 1 does not make the agent's response with id 1 valid
-    data = line("agent", request(1, "session/request_permission", {})) + line("agent", result(1, {}))
-    assert [(f.rule, f.line) for f in read(data)[1]] == [("input.unknown-response-id", 2)]
+    asked = line("agent", request(1, "session/request_permission", {}))
+    data = OPENING + asked + line("agent", result(1, {}))
+    assert [(f.rule, f.line) for f in read(data)[1]] == [("input.unknown-response-id", 4)]
 
 
 def test_same_id_in_both_directions_is_fine() -> None:
@@ -367,11 +391,11 @@ def test_second_response_to_one_request_is_passed_on_for_the_monitors() -> None:
     messages, findings = read(data)
     assert findings == [] and [n for n, _, _ in messages] == [1, 2, 3]
     never = line("agent", result("b", {}))
-    assert [(f.rule, f.line) for f in read(data + never)[1]] == [("input.unknown-response-id", 4)]
+    assert [(f.rule, f.line) for f in read(OPENING + data + never)[1]] == [("input.unknown-response-id", 6)]
 
 
 def test_string_and_integer_ids_are_distinct() -> None:
-    data = line("client", request(1, "x/y")) + line("agent", result("1", {}))
+    data = OPENING + line("client", request(1, "x/y")) + line("agent", result("1", {}))
     assert [f.rule for f in read(data)[1]] == ["input.unknown-response-id"]
 
 

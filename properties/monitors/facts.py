@@ -71,6 +71,7 @@ if TYPE_CHECKING:
 
 from properties.observe import Key, background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
+from properties.transcript import shows_opening
 
 
 def terminal_refs(content: Any) -> frozenset[str]:
@@ -448,7 +449,7 @@ class Facts(Monitor):
     @on("client-request", "*")
     def _request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if self.opening is None:
-            self.opening = msg["method"] == "initialize" and not self.sessions
+            self.opening = shows_opening(msg["method"], bool(self.sessions))
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:

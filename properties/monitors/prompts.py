@@ -89,9 +89,11 @@ only grow through one of three events, and each increase is a certain breach:
 Also certain (``returned_id_breach`` says which): a success response naming an ID first
 reported before the request was received, or taken as the Agent's own insertion (reported while
 no prompt waited, so before this one: ACC-07, the update preceded insertion); the same messageId
-returned for two requests of a session (ACC-09); a success without a string messageId (ACC-04,
-``message_id_given``); a success for a prompt whose content the Agent's initialize answer does
-not allow, or an error code other than -32602/-32800 for it (USER-04).
+returned for two requests of a session, or for a prompt received after a session/resume replayed
+a user message under it (ACC-09: the replayed message is an earlier submission); a success
+without a string messageId (ACC-04, ``message_id_given``); a success for a prompt whose content
+the Agent's initialize answer does not allow, or an error code other than -32602/-32800 for it
+(USER-04).
 
 *After a cancel.* A prompt received after a ``session/cancel`` of its session and answered
 -32800 without any later cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16
@@ -328,6 +330,9 @@ class _Session(Record):
     cancel_seen: bool = False
     first_error: int = 0  # receipt line of the earliest prompt answered with an error
     replay_unknown: set[str] = field(default_factory=set)
+    # user message ID a session/resume replayed (history) -> the line of its first replay: a
+    # prompt received after it cannot be that message (``Rules.returned_id_breach``)
+    replayed: dict[str, int] = field(default_factory=dict)
     # the first prompt received while the session reported idle (since the last idle ending
     # work), whether its resulting work is reported active, and its returned messageId while
     # not reported (see "Reported before the idle")
@@ -387,6 +392,7 @@ class _Session(Record):
             [(p.line, 0, repr(rid)) for rid, p in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
             + [(line, 2, mid) for mid, line in self.optional.items()]
+            + [(line, 3, mid) for mid, line in self.replayed.items()]
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
@@ -856,9 +862,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if first or own:
                 self._ex[AHEAD] += 1
             # (insertion follows receipt: a hidden one may have come before a later report)
-            found = self.between.returned_id_breach(mid, ps.claimed, first, rec.line)
+            replayed = ps.replayed.get(mid, 0)
+            found = self.between.returned_id_breach(mid, ps.claimed, first, rec.line, replayed)
             if found is not None:
-                self.breach(found.rule, line, sid, _returned_text(mid, rid, rec.line, other, own, first), msg)
+                why = _returned_text(mid, rid, rec.line, other, own, first, replayed)
+                self.breach(found.rule, line, sid, why, msg)
             if other is None:
                 ps.claimed[mid] = rid
                 if own and ps.own_wait is not None and ps.own_wait[0] == mid:
@@ -1141,7 +1149,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _replayed(self, ps: _Session, sid: str, mid: str, known: bool, line: int, msg: Message) -> None:
         """A user message inside a resume window: replayed history, not the live report. One
         under an ID the session already used (``known``) kept its ID (ACC-11 judged, and held);
-        judged only when the session is seen from its creation."""
+        judged only when the session is seen from its creation. Its ID is used in any session: a
+        prompt received after the replay that returns it reuses it (ACC-09); one the session
+        already used is recorded there (``claimed``, ``unclaimed``, ``optional``), so only an ID
+        new to the session is recorded as replayed."""
+        if not known:
+            ps.replayed.setdefault(mid, line)
         if not self.facts.from_start(sid):
             return
         self._ex[KEEPS] += 1
@@ -1258,12 +1271,20 @@ def _waiting(states: frozenset[str]) -> str | None:
 _REPORTED = frozenset(PromptMonitor.RULES)
 
 
-def _returned_text(mid: Any, rid: Any, received: int, other: Any, own: bool, first: int) -> str:
+def _returned_text(
+    mid: Any, rid: Any, received: int, other: Any, own: bool, first: int, replayed: int = 0
+) -> str:
     """Why a returned messageId breaks the rule ``Rules.returned_id_breach`` named."""
     if other is not None:
         return (
             f"messageId {mid!r} returned for prompt {rid!r} was already returned for "
             f"prompt {other!r}: distinct submissions need distinct IDs"
+        )
+    if not own and 0 < replayed < received:
+        return (
+            f"messageId {mid!r} returned for prompt {rid!r} (received at line {received}) is the "
+            f"ID of a user message a session/resume replayed at line {replayed}, an earlier "
+            "submission: distinct submissions need distinct IDs"
         )
     if own:
         return (

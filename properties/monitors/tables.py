@@ -175,7 +175,9 @@ class TableMonitor(SessionMonitor[Seen]):
             return
         seen = self.sessions.get(sid) or self._session(sid)
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
-        found = observe(variant, upd, seen, self._owner.readings, waiting, self.facts.quiet)
+        found = observe(
+            variant, upd, seen, self._owner.readings, waiting, self.facts.quiet, self.facts.from_start(sid)
+        )
         if found:
             replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
