@@ -127,7 +127,7 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import entity
@@ -149,6 +149,9 @@ from properties.readings import (
     RESUME_WINDOW_IDLE,
 )
 from properties.transcript import is_error_object
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
 
 _IDLE_GROUP = bw.IDLE_ENDS_WORK.statements
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
@@ -267,6 +270,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
 
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.spec = self.table(fgm.SPEC)
+        """The foreground table in force (the variant's, else the model's)."""
+
     @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A user-action request of the session: it justifies the requires_action stretch."""
@@ -292,7 +300,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         seen = st.outputs.get(key)
         if seen is None:
             st.outputs[key] = fs.interval if state in ACTIVE else -1
-        if state in _QUIET and self.table(fgm.SPEC) is fgm.SPEC and not fs.before:  # the common case:
+        if state in _QUIET and self.spec is fgm.SPEC and not fs.before:  # the common case:
             return  # running work
         if fs.closed or (
             fs.resuming and (seen is None or not fs.still_idle or self.facts.replaying(sid))
@@ -366,7 +374,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if where == fgm.UNRECOGNIZED:  # the cell's guard is judged
             self._ex[_CUSTOM_STATES] += 1
         try:
-            self.table(fgm.SPEC).fire(where, "output", {"custom_states": self._custom_states()})
+            self.spec.fire(where, "output", {"custom_states": self._custom_states()})
         except ProtocolViolation as broke:
             return broke.rule
         return None
@@ -391,7 +399,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         """The foreground table's obligation still open on the session's reported state: its
         ``eventually``, or under a custom state the one of the state before it unless the Client
         could have advertised custom states (``fgm.owed_through_custom``)."""
-        table = self.table(fgm.SPEC)
+        table = self.spec
         owed = table.eventually.get(fs.state)
         st = self.sessions.get(sid)
         if owed is None and fs.state not in STANDARD_STATES and st is not None:
@@ -716,7 +724,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if sid is None or "result" not in msg:
             return
         fs = self.facts.of(sid)
-        owed = self.table(fgm.SPEC).eventually.get(fs.state)
+        owed = self.spec.eventually.get(fs.state)
         if fs.resuming or owed is None:
             return
         if not self.between.close_ends_session(self.reading(CLOSE_RESPONSE_ENDS_SESSION)):
@@ -739,8 +747,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
-        fs = self.facts.of(sid)
-        st = self._session(sid)
+        fs = self.facts.sessions.get(sid) or self.facts.of(sid)
+        st = self.sessions.get(sid) or self._session(sid)
         st.prompted = True
         if fs.state == "idle" and not fs.resuming:
             st.await_active.add(msg["id"])
