@@ -274,6 +274,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         super().__init__(owner)
         self.spec = self.table(fgm.SPEC)
         """The foreground table in force (the variant's, else the model's)."""
+        self.new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
+        """The reading ``repeated-idle-new-stop-reason`` in force is ``completion``."""
+        self.takes_effect = self.reading(CANCEL_TAKES_EFFECT)
+        """The alternative in force of the reading ``cancel-takes-effect``."""
 
     @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -511,7 +515,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         # active state reported in the same window is one: the work ended there)
         if self.between.resume_snapshot(fs.resuming > 0, fs.shown and prev in ACTIVE):
             self._window_idle(fs, st, reason, sid, line, msg)
-            if named and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+            if named and self.new_reason_completes:
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
         if type(reason) is str and not self.between.stop_reason_named(reason):
@@ -531,7 +535,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if named:  # no work reported active ends here: does the idle still report a completion?
                 self._ex[_NAMED_STOP] += 1
                 self._unreported_end(sid, reason, completed, line, msg)
-                if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                if prev == "idle" and self.new_reason_completes:
                     st.last_reason = reason
         if self.between.confirming_idle(bool(fs.cancel_line), False):
             self._confirmation(fs, reason, sid, line, msg)
@@ -560,7 +564,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         judges it)."""
         pending = bool(fs.cancel_line)
         window = self.reading(RESUME_WINDOW_IDLE)
-        if pending and self.between.ends_in_window(reason, self.reading(CANCEL_TAKES_EFFECT), window):
+        if pending and self.between.ends_in_window(reason, self.takes_effect, window):
             self._ex[_CANCEL_ENDS] += 1
             if not fs.shown:
                 st.lone = (line, fs.cancel_line)
@@ -620,9 +624,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         custom = prev not in STANDARD_STATES
         if prev != "idle" and not (custom and st.before_custom == "idle"):
             return  # (``last_std`` is already this idle's: the state before the custom one decides)
-        new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
         completed = completed or not self.facts.from_start(sid)
-        if not fgm.idle_reports_completion(reason, st.last_reason, completed, new_reason_completes):
+        if not fgm.idle_reports_completion(reason, st.last_reason, completed, self.new_reason_completes):
             return
         rule = self._refused_output(prev)
         if rule is None:
@@ -647,13 +650,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if prev == "requires_action":
             self._gx[_RA_GROUP_KEY] += 1
         st.last_end = fs.interval
-        if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+        if self.new_reason_completes:
             st.last_reason = reason if type(reason) is str else None
-        takes_effect = self.reading(CANCEL_TAKES_EFFECT)
-        st.last_end_cancel = bool(fs.cancel_line) and self.between.confirms_cancellation(reason, takes_effect)
+        st.last_end_cancel = bool(fs.cancel_line) and self.between.confirms_cancellation(
+            reason, self.takes_effect
+        )
         # The stop reason is judged here (FG-06) unless a cancel reached the work and the work
         # cannot have ended on its own first: then ``_confirmation`` judges it (cancel_confirmed).
-        judged_here = not fs.cancel_line or self.between.own_end_after_cancel(takes_effect)
+        judged_here = not fs.cancel_line or self.between.own_end_after_cancel(self.takes_effect)
         if judged_here and type(reason) is not str:
             # FG-06 is breached only if the Agent could tell why the work stopped, which the wire
             # does not show: a suspicion (a warning)
@@ -697,7 +701,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         """The idle that ends the work a cancel covered (``model.between`` ``confirming_idle``):
         its stop reason confirms the cancellation (``confirmation_breach``)."""
         self._gx[_CANCEL_GROUP_KEY] += 1
-        if self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
+        if self.between.own_end_after_cancel(self.takes_effect):
             return  # the work may have ended on its own before the Agent acted on the cancel
         broken = self.between.confirmation_breach(reason)
         if broken is None:
