@@ -93,7 +93,16 @@ BY_VARIANT: Final[dict[str, tuple[Required, ...]]] = {
 }
 
 
+_TESTS: Final[dict[str, tuple[tuple[Required, Callable[[Any], bool]], ...]]] = {
+    v: tuple((r, KINDS[r.kind]) for r in reqs) for v, reqs in BY_VARIANT.items()
+}
+"""``BY_VARIANT`` with each requirement's test of its kind (looked up once, not per update)."""
+
+
 def missing(upd: dict[str, Any]) -> list[Required]:
     """The requirements of ``upd``'s variant that it does not meet, in table order."""
-    required = BY_VARIANT.get(upd.get("sessionUpdate", ""), ())
-    return [r for r in required if not KINDS[r.kind](upd.get(r.field))]
+    unmet = []
+    for r, holds in _TESTS.get(upd.get("sessionUpdate", ""), ()):
+        if not holds(upd.get(r.field)):
+            unmet.append(r)
+    return unmet

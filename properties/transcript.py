@@ -168,9 +168,9 @@ def _excerpt(raw: bytes) -> str:
 def _too_deep(raw: bytes) -> bool:
     """Whether the line nests arrays/objects deeper than ``MAX_DEPTH`` (brackets inside
     strings do not count). Cheap for ordinary lines: nesting that deep takes more opening
-    brackets than that, so a line of no more bytes is not counted, and only a line with that
-    many brackets is scanned."""
-    if len(raw) <= MAX_DEPTH or raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+    brackets than that, so ``_parse`` asks only about a line of more bytes, and only a line
+    with that many brackets is scanned."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
         return False
     depth = 0
     for match in _TOKENS.finditer(raw):
@@ -231,7 +231,7 @@ def _unparseable(raw: bytes, ended: bool, exc: BaseException) -> _Unusable:
 def _parse(raw: bytes, ended: bool) -> tuple[str, Sequence[Any]]:
     """The sender of a line and the messages it holds (a batch's elements, in order), or
     ``_Unusable`` for a line that holds none."""
-    if _too_deep(raw):
+    if len(raw) > MAX_DEPTH and _too_deep(raw):
         raise _Unusable("too-deep", f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)")
     try:
         obj = orjson.loads(raw)

@@ -77,7 +77,8 @@ class BackgroundMonitor(FactsMonitor):
         if sid in self.parents:
             self._ex["STATE-01"] += 1
             self.own[sid] = (upd.get("state"), line)
-        fs = self.facts.of(sid)  # (the facts record a state_update's session anyway)
+        # (the facts record a state_update's session anyway)
+        fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         reported = fs.listed is not None  # a concrete list was reported before
         if not reported and "background" not in upd:
             return  # nothing reported yet, nothing reported now

@@ -129,7 +129,7 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import entity
@@ -151,6 +151,9 @@ from properties.readings import (
     RESUME_WINDOW_IDLE,
 )
 from properties.transcript import is_error_object
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
 
 _IDLE_GROUP = bw.IDLE_ENDS_WORK.statements
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
@@ -272,6 +275,16 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
+    SHARED = ("spec", "new_reason_completes", "takes_effect")  # (configuration: never changed)
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.spec = self.table(fgm.SPEC)
+        """The foreground table in force (the variant's, else the model's)."""
+        self.new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
+        """The reading ``repeated-idle-new-stop-reason`` in force is ``completion``."""
+        self.takes_effect = self.reading(CANCEL_TAKES_EFFECT)
+        """The alternative in force of the reading ``cancel-takes-effect``."""
 
     @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -300,7 +313,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if seen is None:
             st.outputs[key] = fs.interval if state in ACTIVE else -1
             st.begun.add(key)
-        if state in _QUIET and self.table(fgm.SPEC) is fgm.SPEC and not fs.before:  # the common case:
+        if state in _QUIET and self.spec is fgm.SPEC and not fs.before:  # the common case:
             return  # running work
         if fs.closed or (
             fs.resuming and (seen is None or not fs.still_idle or self.facts.replaying(sid))
@@ -376,7 +389,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if where == fgm.UNRECOGNIZED:  # the cell's guard is judged
             self._ex[_CUSTOM_STATES] += 1
         try:
-            self.table(fgm.SPEC).fire(where, "output", {"custom_states": self._custom_states()})
+            self.spec.fire(where, "output", {"custom_states": self._custom_states()})
         except ProtocolViolation as broke:
             return broke.rule
         return None
@@ -401,7 +414,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         """The foreground table's obligation still open on the session's reported state: its
         ``eventually``, or under a custom state the one of the state before it unless the Client
         could have advertised custom states (``fgm.owed_through_custom``)."""
-        table = self.table(fgm.SPEC)
+        table = self.spec
         owed = table.eventually.get(fs.state)
         st = self.sessions.get(sid)
         if owed is None and fs.state not in STANDARD_STATES and st is not None:
@@ -514,7 +527,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         # active state reported in the same window is one: the work ended there)
         if self.between.resume_snapshot(fs.resuming > 0, fs.shown and prev in ACTIVE):
             self._window_idle(fs, st, reason, sid, line, msg)
-            if named and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+            if named and self.new_reason_completes:
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
         if type(reason) is str and not self.between.stop_reason_named(reason):
@@ -534,7 +547,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if named:  # no work reported active ends here: does the idle still report a completion?
                 self._ex[_NAMED_STOP] += 1
                 self._unreported_end(sid, reason, completed, line, msg)
-                if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                if prev == "idle" and self.new_reason_completes:
                     st.last_reason = reason
         if self.between.confirming_idle(bool(fs.cancel_line), False):
             self._confirmation(fs, reason, sid, line, msg)
@@ -563,7 +576,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         judges it)."""
         pending = bool(fs.cancel_line)
         window = self.reading(RESUME_WINDOW_IDLE)
-        if pending and self.between.ends_in_window(reason, self.reading(CANCEL_TAKES_EFFECT), window):
+        if pending and self.between.ends_in_window(reason, self.takes_effect, window):
             self._ex[_CANCEL_ENDS] += 1
             if not fs.shown:
                 st.lone = (line, fs.cancel_line)
@@ -623,9 +636,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         custom = prev not in STANDARD_STATES
         if prev != "idle" and not (custom and st.before_custom == "idle"):
             return  # (``last_std`` is already this idle's: the state before the custom one decides)
-        new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
         completed = completed or not self.facts.from_start(sid)
-        if not fgm.idle_reports_completion(reason, st.last_reason, completed, new_reason_completes):
+        if not fgm.idle_reports_completion(reason, st.last_reason, completed, self.new_reason_completes):
             return
         rule = self._refused_output(prev)
         if rule is None:
@@ -650,13 +662,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if prev == "requires_action":
             self._gx[_RA_GROUP_KEY] += 1
         st.last_end = fs.interval
-        if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+        if self.new_reason_completes:
             st.last_reason = reason if type(reason) is str else None
-        takes_effect = self.reading(CANCEL_TAKES_EFFECT)
-        st.last_end_cancel = bool(fs.cancel_line) and self.between.confirms_cancellation(reason, takes_effect)
+        st.last_end_cancel = bool(fs.cancel_line) and self.between.confirms_cancellation(
+            reason, self.takes_effect
+        )
         # The stop reason is judged here (FG-06) unless a cancel reached the work and the work
         # cannot have ended on its own first: then ``_confirmation`` judges it (cancel_confirmed).
-        judged_here = not fs.cancel_line or self.between.own_end_after_cancel(takes_effect)
+        judged_here = not fs.cancel_line or self.between.own_end_after_cancel(self.takes_effect)
         if judged_here and type(reason) is not str:
             # FG-06 is breached only if the Agent could tell why the work stopped, which the wire
             # does not show: a suspicion (a warning)
@@ -700,7 +713,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         """The idle that ends the work a cancel covered (``model.between`` ``confirming_idle``):
         its stop reason confirms the cancellation (``confirmation_breach``)."""
         self._gx[_CANCEL_GROUP_KEY] += 1
-        if self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
+        if self.between.own_end_after_cancel(self.takes_effect):
             return  # the work may have ended on its own before the Agent acted on the cancel
         broken = self.between.confirmation_breach(reason)
         if broken is None:
@@ -727,7 +740,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if sid is None or "result" not in msg:
             return
         fs = self.facts.of(sid)
-        owed = self.table(fgm.SPEC).eventually.get(fs.state)
+        owed = self.spec.eventually.get(fs.state)
         if fs.resuming or owed is None:
             return
         if not self.between.close_ends_session(self.reading(CLOSE_RESPONSE_ENDS_SESSION)):
@@ -750,8 +763,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
-        fs = self.facts.of(sid)
-        st = self._session(sid)
+        fs = self.facts.sessions.get(sid) or self.facts.of(sid)
+        st = self.sessions.get(sid) or self._session(sid)
         st.prompted = True
         if fs.state == "idle" and not fs.resuming:
             st.await_active.add(msg["id"])
