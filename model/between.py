@@ -65,7 +65,10 @@ UPDATES_BEFORE_IDLE: Final = Between(
     "updates_before_idle", "DONE-03", "4. Report completion",
     "the idle that ends foreground work is sent",
     "every update still owed for that work (its messages' content, its tool calls' statuses) was "
-    "sent before it: one sent after it, while the session is still idle, is forbidden",
+    "sent before it: one sent after it, while the session is still idle, is forbidden. A tool call "
+    "of the work may carry on past the idle as independent work where the reading "
+    "tool-updates-after-idle says so; under its default not one the idle's own concrete background "
+    "list leaves out (that list is the snapshot of the work running independently: carries_on)",
     ("foreground", "entity", "tool_call"),
 )  # fmt: skip
 CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
@@ -533,10 +536,42 @@ class Rules:
         Agent has not yet inserted", Cancellation). Under ``eventually`` nothing follows."""
         return reading == "resulting-work" and not claimable_since_receipt
 
-    carries_on_after_idle = _reading_is("background")
+    @staticmethod
+    def carries_on_after_idle(chosen: str) -> bool:
+        """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool
+        call of ended work may go on changing status after the idle as independent work
+        (``background``, the default, and ``unlisted-activity``) rather than owing that status
+        before it (``foreground-owed``)."""
+        return chosen in ("background", "unlisted-activity")
+
+    unlisted_carries_on = _reading_is("unlisted-activity")
     """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
-    of ended work may go on changing status after the idle as independent work (``background``,
-    the default) rather than owing that status before it (``foreground-owed``)."""
+    the idle's own concrete background list leaves out may still carry on after it, as background
+    activity the Agent does not list (``unlisted-activity``: "The Agent SHOULD NOT list
+    housekeeping it starts on its own ... If housekeeping needs to be visible, the Agent
+    represents it as a tool call", Background work)."""
+
+    @classmethod
+    def carries_on(cls, updates_after_idle: str, left_out: bool) -> bool:
+        """``updates_before_idle``: whether a tool call of foreground work, unfinished at the idle
+        that ended that work, may be carrying on after it as independent work, so that its later
+        status changes are not updates the ended work owed before its idle: where tool calls may
+        carry on (``carries_on_after_idle``), unless that idle carried a concrete background list
+        that leaves it out (``left_out``). That list "is a snapshot" of "the work currently
+        running independently of foreground work", and "[] means no background work is running"
+        (Background work): a live tool call it does not name was not running as background work
+        at the idle, and no foreground work remains after the idle either, so its later status is
+        the ended work's pending update ("The Agent MUST send any pending updates for the
+        foreground work that ended before sending its idle update", 4. Report completion; "Once
+        the session is idle, a Client MAY treat a pending, in_progress, or paused tool call ...
+        that is not in the latest reported list as abandoned"). The tolerance for background work
+        announced before its first list does not reach it: "It sends that tool call like any
+        other, before the first list that names it", and the idle's list is a list after its
+        announcement that names it not. Under ``unlisted-activity`` that call may carry on as well
+        (``unlisted_carries_on``)."""
+        return cls.carries_on_after_idle(updates_after_idle) and (
+            not left_out or cls.unlisted_carries_on(updates_after_idle)
+        )
 
     @classmethod
     def may_carry_on(
@@ -546,14 +581,16 @@ class Rules:
         cancel_received: bool,
         updates_after_idle: str,
         past_error: bool = False,
+        left_out: bool = False,
     ) -> bool:
         """``updates_before_idle``: whether a live tool call of foreground work ending with stop
         reason ``reason`` may carry on after the idle instead of owing its final status before it:
-        an in_progress call, where tool calls may carry on (``carries_on_after_idle``), at an idle
-        that ends the work on its own (no cancel received; not an error unless ``past_error``: an
-        error idle where no background list leaves the call out, ``failed_tools_final``)."""
+        an in_progress call, where tool calls may carry on and the idle's own concrete background
+        list does not leave it out (``carries_on``, ``left_out``), at an idle that ends the work
+        on its own (no cancel received; not an error unless ``past_error``: an error idle where no
+        background list leaves the call out, ``failed_tools_final``)."""
         return (
-            cls.carries_on_after_idle(updates_after_idle)
+            cls.carries_on(updates_after_idle, left_out)
             and status == toolcall.IN_PROGRESS
             and not cancel_received
             and (reason != foreground.ERROR or past_error)
