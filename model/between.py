@@ -101,7 +101,10 @@ CANCEL_COVERS: Final = Between(
     "a session/cancel is received",
     "it covers the foreground work and the prompts not yet inserted; work in the latest background "
     "list is covered only when the parameter covers_background is true (the spec's: false, that "
-    "work keeps running)",
+    "work keeps running). The foreground work of a child session the work delegated to (announced "
+    "with subagent_update, and not in its parent's latest background list) is that work's tool "
+    "execution, so a stop of the parent reaches it too (stop_reaches): the child's requests are "
+    "the cancelled work's, and cancelled is the child's matching stop reason",
     ("foreground", "prompt", "tool_call", "permission", "background_item"),
     (("covers_background", False),),
 )  # fmt: skip
@@ -460,6 +463,19 @@ def _reading_is(alternative: str) -> staticmethod[[str], bool]:
     return staticmethod(lambda chosen: chosen == alternative)
 
 
+def _descent(session: str, child: str, parents: Mapping[str, str]) -> list[str] | None:
+    """The sessions from ``child`` up to ``session``, ``session`` left out (``parents``: each child
+    session -> the session that announced it): [] when ``child`` is ``session``, None when it is
+    not one of its descendants."""
+    path: list[str] = []
+    while child != session:
+        if child in path or child not in parents:
+            return None
+        path.append(child)
+        child = parents[child]
+    return path
+
+
 def _any(items: Iterable[object]) -> bool:
     """Whether ``items`` holds anything (what a declaration owes, or is owed, is not nothing)."""
     return any(True for _ in items)
@@ -685,6 +701,29 @@ class Rules:
     be blocked on user action no request shows (``user-action-unseen``: a stretch with no request
     breaks nothing), or only on a user-action request (``requests``)."""
 
+    def stop_reaches(
+        self, session: str, child: str, parents: Mapping[str, str], detached: Container[str], closing: bool
+    ) -> bool:
+        """``cancel_covers``: whether a stop the Client chose for the work of ``session`` (a
+        session/cancel, an answer to a permission request of that work, or with ``closing`` a
+        session/close) reaches the foreground work of session ``child``: ``session`` itself, or a
+        descendant (``parents``: each child session -> the session that announced it with
+        subagent_update) each of whose links is foreground work of its parent. "Foreground work is
+        the Agent's active response or workflow in the session, including model processing, tool
+        execution" (Foreground and background work) and "A terminal or tool call that foreground
+        work is waiting on is foreground work" (Background work): a running child its parent does
+        not list ("A detached child is listed while its state is not idle") is the parent's tool
+        execution, whose invocations the Agent stops on a cancel ("it SHOULD stop all language
+        model requests and all tool call invocations of the cancelled foreground work",
+        Cancellation). A child in its parent's latest background list (``detached``) is not
+        covered by a session/cancel ("Work in the latest background list is not covered and keeps
+        running", unless ``covers_background``), nor by the answer to a foreground request; a
+        session/close stops it too (the list tells the Client "What closing will stop")."""
+        path = _descent(session, child, parents)
+        if path is None:
+            return False
+        return closing or self.covers_background or not any(link in detached for link in path)
+
     @staticmethod
     def blocks_workflow_of(session: str, asker: str, parents: Mapping[str, str]) -> bool:
         """``blocked_on_user``: whether a user-action request of session ``asker`` counts for a
@@ -695,13 +734,7 @@ class Rules:
         blocked on what the subagent waits on, the user's answer to the child's request, which
         the Client presents "independently of the aggregate state". Nothing of a parent or a
         sibling counts: a child's work does not wait on its parent's requests."""
-        seen: set[str] = set()
-        while asker != session:
-            if asker in seen or asker not in parents:
-                return False
-            seen.add(asker)
-            asker = parents[asker]
-        return True
+        return _descent(session, asker, parents) is not None
 
     @staticmethod
     def failed_work_tool(left_out_by_a_list: bool) -> bool:

@@ -79,7 +79,9 @@ What is certain in proxy order, and why
   owes them eventually (judged at the end, a breach of a complete transcript).
 - The permission table's obligation on ``not_approved`` (judged at the end): permission requests
   still open when the idle confirming a cancellation was sent (and not about a tool call listed
-  then or later) are abandoned (the table's ``abandon``) and should then be withdrawn with
+  then or later), of the session or of a child session whose foreground work is part of the
+  cancelled work (``Rules.stop_reaches``: announced with subagent_update, not listed as
+  background work by its parent), are abandoned (the table's ``abandon``) and should then be withdrawn with
   ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
 
 Tolerated: a permission request before running a tool (TOOL-01), progress updates while a tool
@@ -560,24 +562,44 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self.suspects[(sid, tid)] = (line, owed, carries)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
+            delegated = self._delegated(sid) if self.facts.parents else frozenset()
             for rid, asked in self.facts.asking.items():
                 about = asked.tool
-                listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
-                if asked.permission and asked.session == sid and self.between.covered(listed_work):
+                if not asked.permission or (asked.session != sid and asked.session not in delegated):
+                    continue
+                if asked.session == sid:
+                    listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
+                else:  # a child's request: listed in the child's own list, it is not the work's
+                    cfs = self.facts.of(asked.session)
+                    listed_work = about is not None and _exempt(about, cfs.terms, cfs.listed or frozenset())
+                if self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
                     if about is not None:
-                        self.void[rid] = (sid, about, _LATE_GRANT)
+                        self.void[rid] = (asked.session, about, _LATE_GRANT)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
                     if owes is not None:
                         self._ex[owes] += 1
                         if owes not in spec.relaxed:
-                            self.owed[rid] = (sid, line, owes)
+                            self.owed[rid] = (asked.session, line, owes)
             for rid, (psid, about, grant) in list(self.void.items()):
                 if psid == sid and not grant:  # withdrawn while the cancel was pending
                     if self.between.covered(_exempt(about, terms, listed)):
                         self.void[rid] = (sid, about, _WITHDRAWN_GRANT)
                     else:
                         del self.void[rid]
+
+    def _delegated(self, sid: str) -> frozenset[str]:
+        """The descendant sessions of ``sid`` whose foreground work is part of its work, which a
+        cancel of that work reaches (``Rules.stop_reaches``: not detached, that is in its parent's
+        latest background list): their permission requests are the cancelled work's (review50
+        N7b)."""
+        parents = self.facts.parents
+        detached = self.facts.detached()
+        return frozenset(
+            child
+            for child in parents
+            if child != sid and self.between.stop_reaches(sid, child, parents, detached, closing=False)
+        )
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
