@@ -65,7 +65,10 @@ UPDATES_BEFORE_IDLE: Final = Between(
     "updates_before_idle", "DONE-03", "4. Report completion",
     "the idle that ends foreground work is sent",
     "every update still owed for that work (its messages' content, its tool calls' statuses) was "
-    "sent before it: one sent after it, while the session is still idle, is forbidden",
+    "sent before it: one sent after it, while the session is still idle, is forbidden. A tool call "
+    "of the work may carry on past the idle as independent work where the reading "
+    "tool-updates-after-idle says so; under its default not one the idle's own concrete background "
+    "list leaves out (that list is the snapshot of the work running independently: carries_on)",
     ("foreground", "entity", "tool_call"),
 )  # fmt: skip
 CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
@@ -98,7 +101,10 @@ CANCEL_COVERS: Final = Between(
     "a session/cancel is received",
     "it covers the foreground work and the prompts not yet inserted; work in the latest background "
     "list is covered only when the parameter covers_background is true (the spec's: false, that "
-    "work keeps running)",
+    "work keeps running). The foreground work of a child session the work delegated to (announced "
+    "with subagent_update, and not in its parent's latest background list) is that work's tool "
+    "execution, so a stop of the parent reaches it too (stop_reaches): the child's requests are "
+    "the cancelled work's, and cancelled is the child's matching stop reason",
     ("foreground", "prompt", "tool_call", "permission", "background_item"),
     (("covers_background", False),),
 )  # fmt: skip
@@ -462,6 +468,19 @@ def _reading_is(alternative: str) -> staticmethod[[str], bool]:
     return staticmethod(lambda chosen: chosen == alternative)
 
 
+def _descent(session: str, child: str, parents: Mapping[str, str]) -> list[str] | None:
+    """The sessions from ``child`` up to ``session``, ``session`` left out (``parents``: each child
+    session -> the session that announced it): [] when ``child`` is ``session``, None when it is
+    not one of its descendants."""
+    path: list[str] = []
+    while child != session:
+        if child in path or child not in parents:
+            return None
+        path.append(child)
+        child = parents[child]
+    return path
+
+
 def _any(items: Iterable[object]) -> bool:
     """Whether ``items`` holds anything (what a declaration owes, or is owed, is not nothing)."""
     return any(True for _ in items)
@@ -538,10 +557,42 @@ class Rules:
         Agent has not yet inserted", Cancellation). Under ``eventually`` nothing follows."""
         return reading == "resulting-work" and not claimable_since_receipt
 
-    carries_on_after_idle = _reading_is("background")
+    @staticmethod
+    def carries_on_after_idle(chosen: str) -> bool:
+        """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool
+        call of ended work may go on changing status after the idle as independent work
+        (``background``, the default, and ``unlisted-activity``) rather than owing that status
+        before it (``foreground-owed``)."""
+        return chosen in ("background", "unlisted-activity")
+
+    unlisted_carries_on = _reading_is("unlisted-activity")
     """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
-    of ended work may go on changing status after the idle as independent work (``background``,
-    the default) rather than owing that status before it (``foreground-owed``)."""
+    the idle's own concrete background list leaves out may still carry on after it, as background
+    activity the Agent does not list (``unlisted-activity``: "The Agent SHOULD NOT list
+    housekeeping it starts on its own ... If housekeeping needs to be visible, the Agent
+    represents it as a tool call", Background work)."""
+
+    @classmethod
+    def carries_on(cls, updates_after_idle: str, left_out: bool) -> bool:
+        """``updates_before_idle``: whether a tool call of foreground work, unfinished at the idle
+        that ended that work, may be carrying on after it as independent work, so that its later
+        status changes are not updates the ended work owed before its idle: where tool calls may
+        carry on (``carries_on_after_idle``), unless that idle carried a concrete background list
+        that leaves it out (``left_out``). That list "is a snapshot" of "the work currently
+        running independently of foreground work", and "[] means no background work is running"
+        (Background work): a live tool call it does not name was not running as background work
+        at the idle, and no foreground work remains after the idle either, so its later status is
+        the ended work's pending update ("The Agent MUST send any pending updates for the
+        foreground work that ended before sending its idle update", 4. Report completion; "Once
+        the session is idle, a Client MAY treat a pending, in_progress, or paused tool call ...
+        that is not in the latest reported list as abandoned"). The tolerance for background work
+        announced before its first list does not reach it: "It sends that tool call like any
+        other, before the first list that names it", and the idle's list is a list after its
+        announcement that names it not. Under ``unlisted-activity`` that call may carry on as well
+        (``unlisted_carries_on``)."""
+        return cls.carries_on_after_idle(updates_after_idle) and (
+            not left_out or cls.unlisted_carries_on(updates_after_idle)
+        )
 
     @classmethod
     def may_carry_on(
@@ -551,14 +602,16 @@ class Rules:
         cancel_received: bool,
         updates_after_idle: str,
         past_error: bool = False,
+        left_out: bool = False,
     ) -> bool:
         """``updates_before_idle``: whether a live tool call of foreground work ending with stop
         reason ``reason`` may carry on after the idle instead of owing its final status before it:
-        an in_progress call, where tool calls may carry on (``carries_on_after_idle``), at an idle
-        that ends the work on its own (no cancel received; not an error unless ``past_error``: an
-        error idle where no background list leaves the call out, ``failed_tools_final``)."""
+        an in_progress call, where tool calls may carry on and the idle's own concrete background
+        list does not leave it out (``carries_on``, ``left_out``), at an idle that ends the work
+        on its own (no cancel received; not an error unless ``past_error``: an error idle where no
+        background list leaves the call out, ``failed_tools_final``)."""
         return (
-            cls.carries_on_after_idle(updates_after_idle)
+            cls.carries_on(updates_after_idle, left_out)
             and status == toolcall.IN_PROGRESS
             and not cancel_received
             and (reason != foreground.ERROR or past_error)
@@ -653,6 +706,29 @@ class Rules:
     be blocked on user action no request shows (``user-action-unseen``: a stretch with no request
     breaks nothing), or only on a user-action request (``requests``)."""
 
+    def stop_reaches(
+        self, session: str, child: str, parents: Mapping[str, str], detached: Container[str], closing: bool
+    ) -> bool:
+        """``cancel_covers``: whether a stop the Client chose for the work of ``session`` (a
+        session/cancel, an answer to a permission request of that work, or with ``closing`` a
+        session/close) reaches the foreground work of session ``child``: ``session`` itself, or a
+        descendant (``parents``: each child session -> the session that announced it with
+        subagent_update) each of whose links is foreground work of its parent. "Foreground work is
+        the Agent's active response or workflow in the session, including model processing, tool
+        execution" (Foreground and background work) and "A terminal or tool call that foreground
+        work is waiting on is foreground work" (Background work): a running child its parent does
+        not list ("A detached child is listed while its state is not idle") is the parent's tool
+        execution, whose invocations the Agent stops on a cancel ("it SHOULD stop all language
+        model requests and all tool call invocations of the cancelled foreground work",
+        Cancellation). A child in its parent's latest background list (``detached``) is not
+        covered by a session/cancel ("Work in the latest background list is not covered and keeps
+        running", unless ``covers_background``), nor by the answer to a foreground request; a
+        session/close stops it too (the list tells the Client "What closing will stop")."""
+        path = _descent(session, child, parents)
+        if path is None:
+            return False
+        return closing or self.covers_background or not any(link in detached for link in path)
+
     @staticmethod
     def blocks_workflow_of(session: str, asker: str, parents: Mapping[str, str]) -> bool:
         """``blocked_on_user``: whether a user-action request of session ``asker`` counts for a
@@ -663,13 +739,7 @@ class Rules:
         blocked on what the subagent waits on, the user's answer to the child's request, which
         the Client presents "independently of the aggregate state". Nothing of a parent or a
         sibling counts: a child's work does not wait on its parent's requests."""
-        seen: set[str] = set()
-        while asker != session:
-            if asker in seen or asker not in parents:
-                return False
-            seen.add(asker)
-            asker = parents[asker]
-        return True
+        return _descent(session, asker, parents) is not None
 
     @staticmethod
     def failed_work_tool(left_out_by_a_list: bool) -> bool:

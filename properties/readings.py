@@ -418,27 +418,47 @@ READINGS: Final[tuple[Reading, ...]] = (
         "Is a status change of an unlisted foreground tool call after its work's idle a "
         "still-owed foreground update, or background work?",
         ("4. Report completion", "Background work", "Cancellation"),
-        (122, 33, 192),
+        (122, 33, 192, 34, 33),
         (
             "MUST send any pending updates",
             "keep that tool call pending, in_progress, or paused",
             "SHOULD still accept tool call updates",
+            "[] means no background work is running",
+            "SHOULD NOT list housekeeping",
         ),
         {
             "background": """Work that carries on after the idle is independent of the ended work: no
-                breach, and it clears a FAIL-04 suspicion.""",
+                breach, and it clears a FAIL-04 suspicion. Not a tool call the idle's own concrete
+                background list leaves out (nor embedding a listed terminal): that list says it was not
+                running as background work, so its status change while the session is still idle after
+                that work is an update of the ended work after its idle (DONE-03; CANCEL-14 after a
+                cancellation).""",
             "foreground-owed": """A tool call first reported during ended foreground work, not listed (nor
                 embedding a listed terminal), whose status changes while the session is still idle after
                 that work, is an update of the ended work after its idle (DONE-03; CANCEL-14 after a
                 cancellation) and stays a FAIL-04 suspect.""",
+            "unlisted-activity": """As background, and a tool call the idle's own list leaves out may carry
+                on too: it may be background activity the Agent does not list, such as housekeeping it
+                represents as a tool call: no breach.""",
         },
         "background",
         """A background tool call may be announced before it is first listed, and the
-              Client is told to accept tool call updates after a cancel.""",
+              Client is told to accept tool call updates after a cancel. But the idle's list is a
+              snapshot of the work running independently ("[] means no background work is
+              running"), sent after the call was announced; and once idle a Client "MAY treat a
+              pending, in_progress, or paused tool call ... that is not in the latest reported list
+              as abandoned": a call that list leaves out was not carrying on, as the defaults of
+              unlisted-tool-at-cancelled-idle and unlisted-tool-at-failed-idle read it. Not
+              unlisted-activity: "The Agent SHOULD NOT list housekeeping it starts on its own ... If
+              housekeeping needs to be visible, the Agent represents it as a tool call" lets an
+              unlisted tool call be background activity, but nothing on the wire tells housekeeping
+              from the work's own tool execution, and the text never has a Client treat an unlisted
+              call as live while idle.""",
         ("DONE-03", "CANCEL-14", "FAIL-04"),
         peers="""background: an in_progress foreground tool call may carry on after an idle that
-              confirms no cancellation (end_turn, error, ...) and complete later; foreground-owed:
-              every tool call ends before the idle""",
+              confirms no cancellation (end_turn, error, ...) and complete later, where the idle
+              carries no background list (one would leave it out); unlisted-activity: also where it
+              does; foreground-owed: every tool call ends before the idle""",
     ),
     _reading(
         PROMPT_AHEAD_OF_HELD,

@@ -18,7 +18,8 @@ ALTERNATIVES = {r.name: r.alternatives for r in READINGS}
 @pytest.mark.parametrize(
     ("reading", "function", "true_for"),
     [
-        ("tool-updates-after-idle", bw.SPEC.carries_on_after_idle, {"background"}),
+        ("tool-updates-after-idle", bw.SPEC.carries_on_after_idle, {"background", "unlisted-activity"}),
+        ("tool-updates-after-idle", bw.SPEC.unlisted_carries_on, {"unlisted-activity"}),
         ("patch-after-idle", bw.SPEC.patch_allowed, {"patch-in-place"}),
         ("cancel-takes-effect", bw.SPEC.own_end_after_cancel, {"when-acted"}),
         ("approval-racing-cancel", bw.SPEC.racing_approval_used, {"may-be-used"}),
@@ -53,6 +54,19 @@ def test_an_in_progress_tool_call_carries_on_only_after_an_own_end() -> None:
     assert not bw.SPEC.may_carry_on(tcm.IN_PROGRESS, fgm.ERROR, False, carry)
     assert not bw.SPEC.may_carry_on(tcm.IN_PROGRESS, fgm.END_TURN, True, carry)  # a cancel came
     assert not bw.SPEC.may_carry_on(tcm.IN_PROGRESS, fgm.END_TURN, False, "foreground-owed")
+    # the idle's own concrete background list leaves it out: it does not carry on (review50 N5)
+    assert not bw.SPEC.may_carry_on(tcm.IN_PROGRESS, fgm.END_TURN, False, carry, left_out=True)
+    assert bw.SPEC.may_carry_on(tcm.IN_PROGRESS, fgm.END_TURN, False, "unlisted-activity", left_out=True)
+
+
+def test_a_tool_call_the_idle_s_list_leaves_out_carries_on_only_as_unlisted_activity() -> None:
+    """Background work: "[] means no background work is running": a call the idle's own list
+    leaves out was not running as background work, unless the reading takes it for background
+    activity the Agent does not list (housekeeping represented as a tool call)."""
+    assert bw.SPEC.carries_on("background", left_out=False)
+    assert not bw.SPEC.carries_on("background", left_out=True)
+    assert bw.SPEC.carries_on("unlisted-activity", left_out=True)
+    assert not bw.SPEC.carries_on("foreground-owed", left_out=False)
 
 
 def test_an_idle_confirms_a_cancellation_as_the_reading_says() -> None:

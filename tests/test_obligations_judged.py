@@ -138,8 +138,8 @@ def test_the_cancel_of_one_session_owes_nothing_in_another() -> None:
 
 def test_a_cancel_received_while_idle_covers_no_later_work() -> None:
     """A session/prompt received after session/cancel is not cancelled by it: the work it starts
-    ends with end_turn, and its tool call may still run (listed or not)."""
-    lines = [cancel(), *TURN, tool("t1", "in_progress"), state("idle", stop="end_turn", bg=[])]
+    ends with end_turn, and its tool call may still run (listed, or with no list reported)."""
+    lines = [cancel(), *TURN, tool("t1", "in_progress"), state("idle", stop="end_turn")]
     assert musts(check([*lines, tool("t1", "completed")], complete=True)) == []
 
 
@@ -159,11 +159,28 @@ def test_output_of_ended_work_after_its_idle_is_a_must_at_that_update() -> None:
 def test_a_tool_status_of_ended_work_after_its_idle_under_foreground_owed() -> None:
     """Under tool-updates-after-idle=foreground-owed a status change of a tool call of the ended
     work, neither listed nor embedding a listed terminal, is an update owed before the idle."""
-    lines = [*TURN, tool("t1", "in_progress"), state("idle", stop="end_turn", bg=[]), tool("t1", "completed")]
+    lines = [*TURN, tool("t1", "in_progress"), state("idle", stop="end_turn"), tool("t1", "completed")]
     assert musts(check(lines, tool_updates_after_idle="foreground-owed")) == [("DONE-03", 8)]
     assert musts(check(lines)) == []  # the default: work going on after the idle is background
     listed = [*lines[:-2], state("idle", stop="end_turn", bg=[item("tool_call", "t1")]), lines[-1]]
     assert musts(check(listed, tool_updates_after_idle="foreground-owed")) == []
+
+
+@pytest.mark.parametrize("status", ["completed", "failed", "paused"])
+def test_a_tool_status_after_an_idle_whose_list_left_it_out_is_done_03(status: str) -> None:
+    """review50 N5. The default tool-updates-after-idle=background lets a call carry on past the
+    idle as background work, but not one the idle's own concrete list leaves out: "[] means no
+    background work is running" (Background work), so its later status is an update the ended
+    work owed before its idle (4. Report completion). A later list that names it, or the reading
+    unlisted-activity (housekeeping the Agent does not list), lets it carry on."""
+    done = [*TURN, tool("t1", "in_progress"), state("idle", stop="end_turn", bg=[])]
+    assert musts(check([*done, tool("t1", status)])) == [("DONE-03", 8)]
+    assert musts(check([*done, tool("t1", status)], tool_updates_after_idle="unlisted-activity")) == []
+    relisted = [*done, state("idle", stop="end_turn", bg=[item("tool_call", "t1")]), tool("t1", status)]
+    assert musts(check(relisted)) == []
+    # listed by the idle itself, or a call that idle finished: nothing owed
+    listed = [*TURN, tool("t1", "in_progress"), state("idle", stop="end_turn", bg=[item("tool_call", "t1")])]
+    assert musts(check([*listed, tool("t1", status)])) == []
 
 
 def test_the_32800_of_a_covered_prompt_may_follow_the_idle() -> None:

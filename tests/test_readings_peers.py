@@ -150,7 +150,7 @@ CASES = {
     "tool-updates-after-idle": Case(
         [*START, ("agent", "tool", None), ("agent", "tool_run", "tc_1"), ("agent", "answer", 1)],
         ("agent", "end", "end_turn"),
-        ("background",),
+        ("background", "unlisted-activity"),
         then=(("agent", "carried_done", "tc_1"),),
         breaks="DONE-03",
     ),
@@ -354,3 +354,37 @@ def test_an_approval_that_raced_the_cancel_runs_the_tool_only_under_may_be_used(
         judged.feed(sender, msg, n)
     judged.finish(quiescent=True)
     assert "CANCEL-06" in {f.rule for f in judged.findings if f.kind == "rule"}
+
+
+def test_a_tool_call_carries_on_past_an_idle_with_a_list_only_as_unlisted_activity() -> None:
+    """review50 N5: where the Agent reports background lists, its idle's list would leave a
+    carried tool call out, which says it is not running as background work: under the default
+    the work then owes the call's final status before it may end (``model.between``
+    ``carries_on``); only under unlisted-activity may the call carry on, and then the checker
+    under that alternative finds nothing, under the default a DONE-03."""
+    name = "tool-updates-after-idle"
+    script = [
+        *START,
+        ("agent", "bg_start", "terminal"),
+        ("agent", "bg_list", ("terminal", "term_1")),
+        ("agent", "tool", None),
+        ("agent", "tool_run", "tc_1"),
+        ("agent", "answer", 1),
+    ]
+    event = ("agent", "end", "end_turn")
+    enabled = {}
+    for alt in BY_NAME[name].alternative_names():
+        cfg = SMALL.with_(features=frozenset({"terminal"}), capacity=8, tool_calls=1, readings={name: alt})
+        run = scripted(script, cfg, frozenset(), settle=False)
+        enabled[alt] = event in run.world.enabled()
+    assert enabled == {"background": False, "foreground-owed": False, "unlisted-activity": True}
+    cfg = SMALL.with_(
+        features=frozenset({"terminal"}), capacity=8, tool_calls=1, readings={name: "unlisted-activity"}
+    )
+    taken = [*script, event, ("agent", "carried_done", "tc_1")]
+    run = scripted(taken, cfg, frozenset(), new_monitors(True, cfg))
+    assert not [f.rule for f in run.findings if f.kind == "rule"]
+    judged = MonitorSet(from_start=True)
+    for n, (sender, msg) in enumerate(run.world.transcript, 1):
+        judged.feed(sender, msg, n)
+    assert "DONE-03" in {f.rule for f in judged.findings}

@@ -51,7 +51,8 @@ from its start (``opening``: the Client's first request is ``initialize``, sent 
 named a session), and then which sessions were set up in view (``set_up``: named by a
 ``session/new`` or ``session/fork`` response, resumed by a successful ``session/resume``, or
 announced as a child by a ``subagent_update``, which needs no setup of its own); and each child
-session's parent (``parents``: the session whose ``subagent_update`` first announced it).
+session's parent (``parents``: the session whose ``subagent_update`` first announced it), and
+which children their parent's latest concrete background list names (``detached``).
 
 Must not know: any rule, finding or explanation.
 """
@@ -227,6 +228,15 @@ class Facts(Monitor):
             self._bg_keys = background_keys(upd.get("background"))
             self._bg_upd = upd
         return self._bg_keys
+
+    def detached(self) -> frozenset[str]:
+        """The child sessions (``parents``) that their parent's latest concrete background list
+        names: background work of the parent, not its foreground work."""
+        return frozenset(
+            child
+            for child, parent in self.parents.items()
+            if parent in self.sessions and ("subagent", child) in (self.sessions[parent].listed or ())
+        )
 
     def of(self, sid: str) -> SessionFacts:
         return self.sessions.get(sid) or self.sessions.setdefault(sid, SessionFacts())

@@ -70,7 +70,10 @@ with ``session/cancel``, by closing the session, or through an interaction the A
 permission option that tells it to stop), not that the Agent hit a limit or failed. An idle that
 ends active work with ``cancelled`` when, during that work, the Client neither cancelled nor
 closed the session nor answered a permission request of the Agent is a suspect of FG-06 (a
-warning: an interaction the Agent offers need not be a request on the wire). A cancel or close
+warning: an interaction the Agent offers need not be a request on the wire). Any of these sent
+to a parent session, while the child's work was under way, counts for the child's work, where
+``model.between`` ``Rules.stop_reaches`` says that work is part of the parent's (a child its
+parent does not list is the parent's tool execution; review50 N7). A cancel or close
 received while a custom or unknown state was reported counts too (``Facts.stopping``: that
 state may have replaced running, so the work it cancelled may be the one that ends). The other
 stop reasons name the Agent's own reasons, which the wire does not show.
@@ -207,9 +210,10 @@ class _Session(Record):
     # under a custom state, the standard (or unknown) state reported before it (what a custom state
     # the Client did not advertise leaves owed, and whether it followed idle); "idle" otherwise
     before_custom: str = "idle"
-    # interval of active work in which the Client last answered a permission request (a
-    # choice that may explain a ``cancelled`` stop reason)
-    answered: int = 0
+    # interval of active work in which the Client last made a choice that may explain a
+    # ``cancelled`` stop reason: answered a permission request of the session, or stopped the
+    # work of a session whose foreground work this one's is (a parent's: ``Rules.stop_reaches``)
+    chosen: int = 0
     prompted: bool = False  # a prompt was received or accepted since the last ending idle
     # what work the session's reports allow: 0 none (only idle reported), 1 some other state
     # reported since the last idle (work may end at the next one), 2 an idle followed another
@@ -246,8 +250,8 @@ class _Session(Record):
             self.before_custom,
             self.prompted,
             self.work,
-            self.answered > 0,
-            self.answered == interval,
+            self.chosen > 0,
+            self.chosen == interval,
         )
 
 
@@ -553,15 +557,16 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._confirmation(fs, reason, sid, line, msg)
         if prev in ACTIVE and reason == fgm.CANCELLED:  # (see "What else of corresponding ...")
             self._ex[_STOP_RULE] += 1
-            if not fs.stopping and st.answered != fs.interval:  # (a cancel_line is stopping)
+            if not fs.stopping and st.chosen != fs.interval:  # (a cancel_line is stopping)
+                parent = " (nor did any of these to a parent session whose work this is)" if fs.child else ""
                 self.suspect(
                     _STOP_RULE,
                     line,
                     sid,
                     "the idle ends the work with stop reason 'cancelled', but during that work the "
                     "Client neither sent session/cancel nor closed the session nor answered a "
-                    "permission request: cancelled means the user or Client chose to stop the work "
-                    "(the Agent's own reasons are a limit, refusal or error)",
+                    f"permission request{parent}: cancelled means the user or Client chose to stop "
+                    "the work (the Agent's own reasons are a limit, refusal or error)",
                     msg,
                 )
 
@@ -707,7 +712,38 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     @on("client-response", "session/request_permission")
     def _permission_answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is not None and self.facts.active(sid):
-            self._session(sid).answered = self.facts.sessions[sid].interval
+            self._session(sid).chosen = self.facts.sessions[sid].interval
+            if self.facts.parents:
+                self._stop_reaches_children(sid, closing=False)
+
+    @on("client-notification", "session/cancel")
+    @on("client-request", "session/close")
+    def _parent_stopped(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        """A session/cancel of work reported under way (not idle), or a session/close, of a session
+        that announced children: a choice of the Client that reaches their foreground work."""
+        if sid is None or not self.facts.parents:
+            return
+        closing = msg["method"] == "session/close"
+        fs = self.facts.sessions.get(sid)
+        if closing or (fs is not None and fs.state != "idle"):
+            self._stop_reaches_children(sid, closing)
+
+    def _stop_reaches_children(self, sid: str, closing: bool) -> None:
+        """The Client's stop of the work of ``sid`` (``closing``: a session/close) reaches the work
+        under way in each descendant session that ``Rules.stop_reaches`` says is part of it (not
+        detached: in its parent's latest background list): a ``cancelled`` idle ending that work
+        is explained (the Client chose to stop it: Stop reasons)."""
+        parents = self.facts.parents
+        facts = self.facts.sessions
+        detached = self.facts.detached()
+        for child in parents:
+            cfs = facts.get(child)
+            if (
+                cfs is not None
+                and cfs.state != "idle"
+                and self.between.stop_reaches(sid, child, parents, detached, closing)
+            ):
+                self._session(child).chosen = cfs.interval
 
     def _confirmation(self, fs: SessionFacts, reason: Any, sid: str, line: int, msg: Message) -> None:
         """The idle that ends the work a cancel covered (``model.between`` ``confirming_idle``):

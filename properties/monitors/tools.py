@@ -31,8 +31,13 @@ What is certain in proxy order, and why
   not clear the suspicion, and a status change of a tool call first reported during ended
   foreground work, sent while the session is still idle after it, neither listed nor embedding a
   listed terminal, is an update of the ended work after its idle: DONE-03, or CANCEL-14 when
-  that idle confirmed a cancellation (once per tool call). The rule is exercised by such an idle
-  in a session that reported tool calls (in one that reported none, there is nothing it could require).
+  that idle confirmed a cancellation (once per tool call). Under ``background`` too when the idle
+  that ended the work on its own (no cancel received, no error: those idles judge such calls
+  themselves, FAIL-04 and CANCEL-17) carried a concrete background list that leaves the call out
+  (``Rules.carries_on``: that list is the snapshot of the work running independently, "[] means
+  no background work is running", so the call did not carry on as background work). The rule is
+  exercised by such an idle in a session that reported tool calls (in one that reported none,
+  there is nothing it could require).
 - The permission table's ``abandon`` rule (CANCEL-06, a request of cancelled work is treated as
   not approved): a permission request of cancelled work (still open at the idle confirming a
   cancellation, or withdrawn with ``$/cancel_request`` while that cancel was pending: the Agent
@@ -74,7 +79,9 @@ What is certain in proxy order, and why
   owes them eventually (judged at the end, a breach of a complete transcript).
 - The permission table's obligation on ``not_approved`` (judged at the end): permission requests
   still open when the idle confirming a cancellation was sent (and not about a tool call listed
-  then or later) are abandoned (the table's ``abandon``) and should then be withdrawn with
+  then or later), of the session or of a child session whose foreground work is part of the
+  cancelled work (``Rules.stop_reaches``: announced with subagent_update, not listed as
+  background work by its parent), are abandoned (the table's ``abandon``) and should then be withdrawn with
   ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
 
 Tolerated: a permission request before running a tool (TOOL-01), progress updates while a tool
@@ -199,6 +206,11 @@ class _Session(Record):
     then): nothing of theirs is owed after that work's idle (``_late_content``)."""
     cancel_end: int = 0  # interval last ended by an idle after a cancel of active work
     late: frozenset[str] = frozenset()  # tool calls already reported late
+    left_out: frozenset[str] = frozenset()
+    """Tool calls first reported during the work the last ending idle ended on its own (no
+    cancel, no error), unfinished then, that the idle's own concrete background list left out
+    (neither listed nor embedding a listed terminal): not carrying on as background work
+    (``Rules.carries_on``)."""
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         return (
@@ -209,6 +221,7 @@ class _Session(Record):
             self.done,
             self.fresh,
             self.window,
+            self.left_out,
         )
 
 
@@ -304,7 +317,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         if status is None or status == old:
             return
-        owed = not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE))
+        owed = not self.between.carries_on(self.reading(TOOL_UPDATES_AFTER_IDLE), tid in ts.left_out)
         if owed:
             if created > 0:
                 self._late(ts, sid, tid, created, _embeds(fs, tid, upd), upd, line, msg, True)
@@ -421,8 +434,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
         also in a resume window that asked for no replay, before its snapshot), neither listed nor embedding a
         listed terminal (``terms``: what tool calls embed once ``upd`` applies): an update of the
         ended work after its idle (DONE-03, CANCEL-14 when that idle came after a cancel), once
-        per tool call. ``changed``: a status change (under ``tool-updates-after-idle=foreground-owed``);
-        else content, unless the reading ``patch-after-idle`` takes it as a patch in place."""
+        per tool call. ``changed``: a status change (under ``tool-updates-after-idle=foreground-owed``,
+        or of a call that idle's own list left out: ``Rules.carries_on``); else content, unless
+        the reading ``patch-after-idle`` takes it as a patch in place."""
         fs = self.facts.of(sid)
         if (
             not fs.still_idle
@@ -438,9 +452,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         ts.late = ts.late | {tid}
         what = "the cancellation" if cancelled else "that work"
+        listed_out = (
+            ", whose background list did not name it (so it was not running as background work)"
+            if changed and tid in ts.left_out
+            else ""
+        )
         text = (
             f"tool call {tid!r} of foreground work that already ended changes status after the idle "
-            f"that reported {what}"
+            f"that reported {what}{listed_out}"
             if changed
             else f"{upd['sessionUpdate']} for tool call {tid!r}, which had its final status before the "
             f"idle that reported {what}, is content of foreground work that already ended sent after "
@@ -481,10 +500,24 @@ class ToolMonitor(SessionMonitor["_Session"]):
         error = upd.get("stopReason") == foreground.ERROR
         if fs.cancel_line:
             self._session(sid).cancel_end = fs.interval
-        if not error and not fs.cancel_line:
-            return  # the usual end of work: nothing owed
         ts = self.sessions.get(sid)
         terms = fs.terms
+        own_end = not error and not fs.cancel_line
+        if ts is not None and (ts.left_out or keys is not None):
+            # the work ends on its own: a call its idle's list leaves out does not carry on
+            # (Rules.carries_on); after a failure or a cancel the idle already judges such calls
+            # (FAILED_TOOLS_FINAL, CANCELLED_TOOLS_FINAL, under their own readings)
+            ts.left_out = frozenset(
+                tid
+                for tid, (status, created, _) in ts.tools.items()
+                if own_end
+                and keys is not None
+                and created == fs.interval
+                and status not in TOOL_FINAL
+                and not _exempt(tid, terms, listed)
+            )
+        if own_end:
+            return  # the usual end of work: nothing owed
         if ts is not None:
             owed = _FAILED if error else bw.CANCELLED_TOOLS_FINAL.rule
             self._ex[owed] += 1
@@ -529,24 +562,44 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self.suspects[(sid, tid)] = (line, owed, carries)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
+            delegated = self._delegated(sid) if self.facts.parents else frozenset()
             for rid, asked in self.facts.asking.items():
                 about = asked.tool
-                listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
-                if asked.permission and asked.session == sid and self.between.covered(listed_work):
+                if not asked.permission or (asked.session != sid and asked.session not in delegated):
+                    continue
+                if asked.session == sid:
+                    listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
+                else:  # a child's request: listed in the child's own list, it is not the work's
+                    cfs = self.facts.of(asked.session)
+                    listed_work = about is not None and _exempt(about, cfs.terms, cfs.listed or frozenset())
+                if self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
                     if about is not None:
-                        self.void[rid] = (sid, about, _LATE_GRANT)
+                        self.void[rid] = (asked.session, about, _LATE_GRANT)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
                     if owes is not None:
                         self._ex[owes] += 1
                         if owes not in spec.relaxed:
-                            self.owed[rid] = (sid, line, owes)
+                            self.owed[rid] = (asked.session, line, owes)
             for rid, (psid, about, grant) in list(self.void.items()):
                 if psid == sid and not grant:  # withdrawn while the cancel was pending
                     if self.between.covered(_exempt(about, terms, listed)):
                         self.void[rid] = (sid, about, _WITHDRAWN_GRANT)
                     else:
                         del self.void[rid]
+
+    def _delegated(self, sid: str) -> frozenset[str]:
+        """The descendant sessions of ``sid`` whose foreground work is part of its work, which a
+        cancel of that work reaches (``Rules.stop_reaches``: not detached, that is in its parent's
+        latest background list): their permission requests are the cancelled work's (review50
+        N7b)."""
+        parents = self.facts.parents
+        detached = self.facts.detached()
+        return frozenset(
+            child
+            for child in parents
+            if child != sid and self.between.stop_reaches(sid, child, parents, detached, closing=False)
+        )
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""

@@ -249,14 +249,18 @@ class ForegroundWork(BackgroundWork):
 
     def _owes_before_idle(self, stopping: bool) -> bool:
         """``model.between`` owed_before_idle for an end_turn idle now: the live tool calls that
-        may not carry on past it (``may_carry_on``), besides the unapproved ones a ``stop``
+        may not carry on past it (``may_carry_on``: none where the idle carries a background list,
+        which would leave it out), besides the unapproved ones a ``stop``
         cancels (``stopping``), the unreported user messages, the unlisted background work."""
         carry = self.rd["tool-updates-after-idle"]
+        left_out = self._bg_list() is not None  # the idle's list would not name a carried call
         live = [
             t
             for t in self._fg_tools_live()
             if not (stopping and _unapproved(self.tools[t]))
-            and not self.between.may_carry_on(self.tools[t][0], fgm.END_TURN, self.cancelling, carry)
+            and not self.between.may_carry_on(
+                self.tools[t][0], fgm.END_TURN, self.cancelling, carry, left_out=left_out
+            )
         ]
         return self.between.owed_before_idle(live, self._unreported(), self._unlisted_work())
 
@@ -693,11 +697,12 @@ class ForegroundWork(BackgroundWork):
     def _settle_end(self, reason: str, carry_past_error: bool = False, seen: bool = True) -> list[Msg]:
         """End foreground work as ``model.between`` says what it owes and takes with it: its live
         tool calls get a final status before the idle (CANCELLED_TOOLS_FINAL, UPDATES_BEFORE_IDLE;
-        ``may_carry_on``: one may carry on after it; past an error idle only in the move that
-        chooses it, ``carry_past_error``), the Agent stops waiting on the permission requests of
-        the work it ends (``ends_with_work``, CANCELLED_PERMISSIONS: the permission table's
-        abandon) and stops the listed work a cancel covers (CANCEL_COVERS), then idles (not
-        ``seen``: the work ends unobserved, the state reported stays as it is, ``_ends_unseen``)."""
+        ``may_carry_on``: one may carry on after it, unless the idle's background list leaves it
+        out; past an error idle only in the move that chooses it, ``carry_past_error``), the
+        Agent stops waiting on the permission requests of the work it ends (``ends_with_work``,
+        CANCELLED_PERMISSIONS: the permission table's abandon) and stops the listed work a cancel
+        covers (CANCEL_COVERS), then idles (not ``seen``: the work ends unobserved, the state
+        reported stays as it is, ``_ends_unseen``)."""
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
         carry = self.rd["tool-updates-after-idle"]
@@ -710,6 +715,7 @@ class ForegroundWork(BackgroundWork):
             if trigger in d.triggers and (confirms or reason == fgm.ERROR)
         ]
         elicited = self._elicited_tools() if self.elicits else frozenset()
+        left_out = self._bg_list() is not None  # the idle's list does not name a carried call
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
                 self._breach(withheld[0])
@@ -726,7 +732,7 @@ class ForegroundWork(BackgroundWork):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
                 _put(self.tools, tid, 3, "ended-e")
                 continue
-            if self.between.may_carry_on(t[0], reason, confirms, carry, carry_past_error):
+            if self.between.may_carry_on(t[0], reason, confirms, carry, carry_past_error, left_out):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             out.append(self._tool_update(tid, trigger))
