@@ -176,9 +176,9 @@ def test_the_level_filter_hides_findings_from_view_and_from_stepping(
     path = _make(tmp_path, VIOLATIONS, monkeypatch)
     page, problems = _open(browser, path)
     findings = page.locator("#sequence .finding")
-    assert findings.count() == 4 and all(findings.nth(i).is_visible() for i in range(4))
+    assert findings.count() == 3 and all(findings.nth(i).is_visible() for i in range(3))
     page.locator("input[data-level='MUST']").uncheck()
-    assert not any(findings.nth(i).is_visible() for i in range(4))
+    assert not any(findings.nth(i).is_visible() for i in range(3))
     page.keyboard.press("n")
     assert page.locator(".finding.cur").count() == 0 and page.locator("#st-line").inner_text() == "1"
     page.locator("input[data-level='MUST']").check()
