@@ -299,6 +299,7 @@ def run_each(runs: list[Options], pool: Workers, progress: Progress, what: str) 
         for i, opts in enumerate(runs, 1):
             progress.phase(f"{what}: {i}/{len(runs)}")
             yield run(opts, progress)
+            gc.collect()  # an exploration leaves cyclic garbage that the collector's thresholds let pile up
         return
     tasks = TaskProgress(progress, what, len(runs))
     jobs = [replace(opts, pool=None) for opts in runs]
@@ -311,8 +312,10 @@ def run_each(runs: list[Options], pool: Workers, progress: Progress, what: str) 
 
 def compute_job(opts: Options) -> tuple[Computed, int]:
     """One run computed as a job of a pool, nothing written; and the peak resident memory of the
-    job's process."""
-    return compute(opts), peak_rss()
+    job's process. The job's cyclic garbage is collected before the worker takes its next job."""
+    done = compute(opts)
+    gc.collect()
+    return done, peak_rss()
 
 
 SliceJob = tuple[explore_bfs.Slice, frozenset[str], str, Options, float | None]
