@@ -912,6 +912,16 @@ class Rules:
         (it begins with ``_``)."""
         return reason in foreground.STOP_REASONS or reason.startswith("_")
 
+    @staticmethod
+    def custom_states_possible(reading: str, meta: bool, states_key: bool) -> bool:
+        """The foreground table's guard ``custom_states`` (STATE-04: the standard states are owed
+        unless the Client advertised custom or future states) for a Client whose initialize is in
+        view, under the reading ``custom-state-advertisement``: ``meta``: its capabilities carry a
+        non-empty ``_meta``, where custom capabilities are advertised; ``states_key``: that
+        ``_meta`` carries ``customStates``, the model's own convention. ``any-meta``: any
+        ``_meta`` may be the advertisement; ``custom-states-key``: only that key is."""
+        return states_key if reading == "custom-states-key" else meta
+
     future_reason_possible = _reading_is("may-be-future")
     """``custom_stop_prefixed`` under the reading ``future-stop-reason``: whether an unknown stop
     reason without ``_`` may be one of a future ACP variant (``may-be-future``: a suspect)

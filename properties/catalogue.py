@@ -1051,7 +1051,8 @@ RULES: Final[tuple[Rule, ...]] = (
         """Unless the Client advertised support for custom or future states,
        the Agent still reports running, requires_action and idle wherever the transitions call for
        them. (The text settles that a custom state may be sent unadvertised, beside the standard
-       one; it defines no advertisement: the simulated Client's _meta.customStates is the
+       one; it defines no advertisement: which part of the Client's capabilities counts is the
+       reading custom-state-advertisement; the simulated Client's _meta.customStates is the
        model's own convention.)""",
     ),
     _r(

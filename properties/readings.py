@@ -135,6 +135,7 @@ UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
 UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
 FUTURE_STOP: Final = "future-stop-reason"
+CUSTOM_STATE_ADVERTISEMENT: Final = "custom-state-advertisement"
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 RESUME_WINDOW_IDLE: Final = "resume-window-idle"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
@@ -641,7 +642,8 @@ READINGS: Final[tuple[Reading, ...]] = (
             "may-be-used": """An answer that arrives after the cancel but before the idle that confirms
                 the cancellation raced the cancel: the Agent may not have stopped the work yet, and may
                 use it (the tool call runs, then gets its final status before the idle). Only an approval
-                of a request still open at that idle is a late answer whose use breaks CANCEL-06.""",
+                of a request still open at that idle, or of one the Agent withdrew before the answer
+                reached it (it had stopped waiting then), is a late answer whose use breaks CANCEL-06.""",
             "not-approved": """Once the session/cancel reached the Agent while the work was active, every
                 permission request of that work is treated as not approved: an allow answer arriving after
                 the cancel, followed by its tool call going in_progress, breaks CANCEL-06 even before the
@@ -681,6 +683,37 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("STOP-03",),
         peers="""may-be-future: the Agent may end work with a stop reason of a future version (no _
               prefix); custom: never""",
+    ),
+    _reading(
+        CUSTOM_STATE_ADVERTISEMENT,
+        "Which part of a Client's initialize counts as advertising support for custom or future "
+        "session states?",
+        ("Session states", "1. User message"),
+        (165, 59),
+        (
+            "Unless the Client has advertised support for a custom or future state",
+            "capabilities.session.prompt._meta",
+        ),
+        {
+            "any-meta": """Any non-empty _meta in the Client's capabilities may be that advertisement:
+                the spec names no key, and custom capabilities are carried in _meta. Such a Client may
+                have agreed to custom states, so a custom state in place of a standard one breaks
+                nothing (STATE-04 is judged only for Clients whose capabilities carry no _meta).""",
+            "custom-states-key": """Only capabilities._meta.customStates, the key the simulated
+                Client of this model uses, counts: a Client whose _meta carries other keys (a
+                theme, terminal flags) advertised nothing, and a custom state in place of a
+                standard one breaks STATE-04.""",
+        },
+        "any-meta",
+        """The MUST yields "Unless the Client has advertised support for a custom or future
+              state" (Session states) and the text defines no such advertisement; where it speaks
+              of custom capabilities it places them in _meta: "Custom content types need a custom
+              capability, such as an entry in capabilities.session.prompt._meta" (1. User
+              message). A checker that does not know a Client's extension cannot tell which _meta
+              entry advertises what, so any of them may be it.""",
+        ("STATE-04",),
+        peers_same="""the simulated Client advertises custom states with _meta.customStates, which
+              both alternatives count, and sends no other _meta""",
     ),
     _reading(
         toolcall.FINAL_CHANGE,  # answered by the observer of the table and by model.compaction

@@ -7,8 +7,9 @@ tests/data/review46/), each closed in the tool monitor (``properties.monitors.to
   goes in_progress after that request's allow, whatever final status the call got meanwhile
   (case20: cancelled before the idle; BG-05 is reported beside it for the reopen) or whether the
   Agent withdrew the request with ``$/cancel_request`` (case207 before the idle, case139 too with
-  the call left pending; after the idle as well). An allow that raced the cancel keeps the
-  reading ``approval-racing-cancel``.
+  the call left pending; after the idle as well; review50 N4: the allow reaching the Agent after
+  its withdrawal, before the idle). An allow that raced the cancel while the request was still
+  open keeps the reading ``approval-racing-cancel``.
 - DONE-03 / CANCEL-14 (4. Report completion; Cancellation: content or tool call updates come
   before the idle that reports the cancellation): content of a tool call the ended work had
   finished before its idle, sent after that idle (case178: a content chunk after the cancelled
@@ -121,20 +122,37 @@ def test_a_withdrawal_before_any_cancel_is_no_cancelled_work() -> None:
 
 @pytest.mark.parametrize(
     ("alt", "expected"),
-    [("may-be-used", [("BG-05", 13)]), ("not-approved", [("BG-05", 13), ("CANCEL-06", 13)])],
+    [("may-be-used", [("BG-05", 12)]), ("not-approved", [("BG-05", 12), ("CANCEL-06", 12)])],
 )
 def test_an_allow_racing_the_cancel_keeps_its_reading(alt: str, expected: list[tuple[str, int]]) -> None:
-    """The allow comes after the cancel, before the idle (the Agent had withdrawn the request
-    and cancelled the call): used, it is an approval only under may-be-used (the reopen is
+    """The allow comes after the cancel, before the idle, while the request is still open (the
+    Agent cancelled the call): used, it is an approval only under may-be-used (the reopen is
     BG-05's either way)."""
     lines = [
         *_BLOCKED,
-        cancel_request("p1", by="agent"),
         tool("tc1", "cancelled"),
         permission_answer("p1", "allow"),
         state("idle", stop="cancelled"),
         *_RUN,
     ]
+    assert _found(lines, {"approval-racing-cancel": alt}) == expected
+
+
+@pytest.mark.parametrize("alt", ["may-be-used", "not-approved"])
+@pytest.mark.parametrize("run_before_idle", [False, True])
+def test_an_allow_after_the_agents_own_withdrawal_is_late_under_every_reading(
+    alt: str, run_before_idle: bool
+) -> None:
+    """Review50 N4: the Agent withdrew the request with $/cancel_request after the cancel (it
+    stopped waiting on it: the permission table's withdrawn), and only then did the allow reach
+    it: no race, a late answer; running the tool on it is CANCEL-06 whatever the reading."""
+    ended = [cancel_request("p1", by="agent"), permission_answer("p1", "allow")]
+    if run_before_idle:
+        lines = [*_BLOCKED, *ended, state("running"), *_RUN, state("idle", stop="cancelled")]
+        expected = [("CANCEL-06", 12)]
+    else:
+        lines = [*_BLOCKED, *ended, tool("tc1", "cancelled"), state("idle", stop="cancelled"), *_RUN]
+        expected = [("BG-05", 13), ("CANCEL-06", 13)]
     assert _found(lines, {"approval-racing-cancel": alt}) == expected
 
 

@@ -156,6 +156,21 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "not-approved",
         [("CANCEL-06", 11)],
     ),
+    # a Client whose _meta carries an unrelated key; the work runs under a custom state only
+    "custom-state-advertisement": (
+        [
+            initialize("init", {"zed.dev/theme": "dark"}),
+            *OPENED[1:],
+            prompt(1),
+            state("_booting"),
+            user("u1"),
+            answer(1, "u1"),
+            state("idle", stop="end_turn"),
+        ],
+        [],
+        "custom-states-key",
+        [("STATE-04", 9)],
+    ),
     "future-stop-reason": (
         [prompt(1), state("running"), user("u1"), answer(1, "u1"), state("idle", stop="paused")],
         [("STOP-03", 5)],

@@ -97,17 +97,22 @@ class ClientCaps(NamedTuple):
     custom_modes_ok: bool
     """Its elicitation capabilities carry ``_meta``, where custom (``_``) modes may have been
     advertised (as custom prompt content types in the prompt capabilities')."""
+    states_key: bool
+    """Its ``_meta`` carries ``customStates`` (true): how the simulated Client advertises custom
+    states, the model's own convention (the spec names no key)."""
 
 
 def client_capabilities(caps: Any) -> ClientCaps:
     """The ``ClientCaps`` of an initialize's ``capabilities``: a non-empty ``_meta`` at its top
-    (custom states), the standard elicitation modes whose field is an object, and a non-empty
-    ``_meta`` in its elicitation capabilities (custom modes)."""
+    (custom states) and its ``customStates`` key, the standard elicitation modes whose field is an
+    object, and a non-empty ``_meta`` in its elicitation capabilities (custom modes)."""
+    meta = caps.get("_meta") if type(caps) is dict else None
+    states_key = type(meta) is dict and bool(meta.get("customStates"))
     found = caps.get("elicitation") if type(caps) is dict else None
     if type(found) is not dict:
-        return ClientCaps(type(caps) is dict and bool(caps.get("_meta")), frozenset(), False)
+        return ClientCaps(bool(meta), frozenset(), False, states_key)
     modes = frozenset(m for m in MODES if type(found.get(m)) is dict)
-    return ClientCaps(bool(caps.get("_meta")), modes, bool(found.get("_meta")))
+    return ClientCaps(bool(meta), modes, bool(found.get("_meta")), states_key)
 
 
 def subject_call(params: dict[str, Any]) -> dict[str, Any] | None:

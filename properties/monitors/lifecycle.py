@@ -146,6 +146,7 @@ from properties.monitors.facts import SessionFacts, SessionMonitor
 from properties.readings import (
     CANCEL_TAKES_EFFECT,
     CLOSE_RESPONSE_ENDS_SESSION,
+    CUSTOM_STATE_ADVERTISEMENT,
     FUTURE_STOP,
     OUTPUT_WHILE_REQUIRES_ACTION,
     PATCH_AFTER_IDLE,
@@ -382,7 +383,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 f"{what} shows foreground progress {why} ({rule}: the foreground "
                 f"table has no output in {where})",
                 msg,
-                (OUTPUT_WHILE_REQUIRES_ACTION,) if where == fgm.REQUIRES_ACTION else (),
+                (OUTPUT_WHILE_REQUIRES_ACTION,) if where == fgm.REQUIRES_ACTION else self._advertised(rule),
             )
 
     def _refused_output(self, state: str) -> str | None:
@@ -411,8 +412,19 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     def _custom_states(self) -> bool:
         """The foreground table's guard ``custom_states``: the Client could have advertised custom
-        states (its ``initialize`` is not in view, or may extend)."""
-        return self.facts.client is None or self.facts.client.may_extend
+        states (``model.between`` ``Rules.custom_states_possible``)."""
+        client = self.facts.client
+        return client is None or self.between.custom_states_possible(
+            self.reading(CUSTOM_STATE_ADVERTISEMENT), client.may_extend, client.states_key
+        )
+
+    def _advertised(self, rule: str) -> tuple[str, ...]:
+        """The reading a finding of ``rule`` depends on when it is STATE-04 and the Client's
+        capabilities carry ``_meta`` (``custom-state-advertisement`` counts it or not)."""
+        client = self.facts.client
+        if rule == _CUSTOM_STATES and client is not None and client.may_extend:
+            return (CUSTOM_STATE_ADVERTISEMENT,)
+        return ()
 
     def _owed(self, sid: str, fs: SessionFacts) -> str | None:
         """The foreground table's obligation still open on the session's reported state: its
@@ -444,7 +456,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.flag_period != fs.period:
             st.flag_period = fs.period
             why = f"{what}: foreground work started without running being reported"
-            self.breach(rule, line, sid, why, msg, readings)
+            self.breach(rule, line, sid, why, msg, readings + self._advertised(rule))
 
     def _prompt_waits(self, sid: str, st: _Session) -> bool:
         """A prompt of ``sid`` came or was accepted since the last ending idle (answered or not:

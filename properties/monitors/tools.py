@@ -46,7 +46,9 @@ What is certain in proxy order, and why
   the late answer was used as an approval, whatever final status the call had meanwhile (a
   reopen is also the tool call table's BG-05).
   An allow answer that arrives after the cancel but before that idle raced the cancel and may
-  be used: the default of the reading ``approval-racing-cancel`` (``may-be-used``); under
+  be used, unless the Agent had withdrawn that request already (then it had stopped waiting on
+  it: the answer came too late under any reading, review50 N4): the default of the reading
+  ``approval-racing-cancel`` (``may-be-used``); under
   ``not-approved`` a tool call of the cancelled work that goes ``in_progress`` after such an
   answer breaks the rule too.
 - ``model.between`` UPDATES_BEFORE_IDLE / CANCEL_UPDATES_BEFORE_IDLE for tool call content, under
@@ -635,6 +637,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         void = self.void.pop(rid, None)
         if void is not None:  # cancelled work's (withdrawn, maybe: the facts forgot it then)
             psid, about, late = void
+            late = late or _WITHDRAWN_GRANT  # withdrawn while the cancel was pending: no race
         elif perm is not None and perm.tool is not None:
             psid, about, late = perm.session, perm.tool, 0
         else:
