@@ -447,9 +447,11 @@ class _Session(Record):
     def settle(self) -> bool:
         """Update the deficiency: how many unclaimed user messages no waiting prompt can ever
         claim (see the module docstring); whether it grew (a breach of the caller's rule)."""
-        worst = surplus = 0  # (the k-th oldest unclaimed message's surplus: k - the prompts before it)
+        # the docstring's max_k: at the k-th oldest unclaimed message, surplus is k minus the
+        # waiting prompts received before it (both walked in line order)
+        worst = surplus = 0
         if self.unclaimed:
-            waiting = iter(self.pending.values())  # (both in line order)
+            waiting = iter(self.pending.values())
             prompt = next(waiting, None)
             for first_seen in self.unclaimed.values():
                 while prompt is not None and prompt.line < first_seen:
