@@ -1049,7 +1049,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if type(new) is not str:
             new = "?"  # (a malformed state places no work)
         resuming = fs is not None and fs.resuming
-        if new in ACTIVE and before not in ACTIVE and ps.started is None:
+        active = new in ACTIVE
+        if active and before not in ACTIVE and ps.started is None:
             # a prompt waiting since it was received while idle was reported: inserted while
             # idle (awaiting this work) or still uninserted, the work is not the Agent's own
             bound = False
@@ -1073,7 +1074,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 self._own_breach(ps, sid, line, False, False)
             if ps.inserted_idle and not resuming:
                 ps.inserted_idle = self.between.awaits_work_after_idle(True, before not in _PLACED)
-        if new in ACTIVE:
+        if active:
             ps.inserted_idle = False
         if new != "idle":
             ps.non_idle += 1  # every prompt waiting now has worked
@@ -1083,7 +1084,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return  # (a state replacing an active one reported in the same window is live)
         if ps.owner is None:
             pass
-        elif new in ACTIVE:
+        elif active:
             ps.owner_working = True  # its resulting work (also when reported after unknown)
         elif new == "idle" and ps.owner_working:
             self._ex[REPORTED] += 1
@@ -1091,10 +1092,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if rec is not None:  # (still waiting for its answer)
                 self._not_inserted(ps, ps.owner, rec, line)
             mid = ps.owner_mid
-            owed = () if mid is None else (mid,)
             if (
                 mid is not None
-                and self.between.user_messages_owed(owed)
+                and self.between.user_messages_owed((mid,))
                 and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work"
             ):
                 ps.unreported.pop(mid, None)  # judged here, not again at the end
