@@ -263,17 +263,17 @@ class _Prompt(NamedTuple):
     after_cancel: bool  # received after a session/cancel of its session
     bad: tuple[str, ...]  # content types the Agent did not advertise
     blocks: frozenset[str] | None  # its content's blocks (user-message-content=prompt-content)
-    # under prompt-ahead-of-held=receipt-order: the later prompt answered with success while this
-    # one waited, and that response's line
-    overtaken: tuple[Any, int] | None = None
-    seq: int = 0  # receipt order across sessions (prompts of one batch share a line); not in keys
+    seq: int  # receipt order across sessions (prompts of one batch share a line); not in keys
     # its session's ``_Session.non_idle`` at its receipt: a state other than idle was reported
     # since (``_Session.worked``) once that count has grown; not in keys (only whether it grew is)
-    non_idle: int = 0
+    non_idle: int
     # received while the session was reported idle (outside resume windows): while no other
     # state is reported since (``worked``), no work may have taken it in, so the next work
     # reported starting is its, inserted or not (``model.between`` own_work)
-    idle_receipt: bool = False
+    idle_receipt: bool
+    # under prompt-ahead-of-held=receipt-order: the later prompt answered with success while this
+    # one waited, and that response's line
+    overtaken: tuple[Any, int] | None = None
     # the idle ending its resulting work that found it not inserted (user-message-deadline:
     # no user message it could claim reported by then), when that ruled out a state: 0 if none
     unreported_idle: int = 0
@@ -447,17 +447,19 @@ class _Session(Record):
     def settle(self) -> bool:
         """Update the deficiency: how many unclaimed user messages no waiting prompt can ever
         claim (see the module docstring); whether it grew (a breach of the caller's rule)."""
-        if not self.unclaimed:  # (no deficiency)
-            self.reported_d = 0
-            return False
-        receipts = [p.line for p in self.pending.values()]
-        n = len(receipts)
-        j = worst = 0
-        for k, first_seen in enumerate(self.unclaimed.values(), 1):
-            while j < n and receipts[j] < first_seen:
-                j += 1
-            if k - j > worst:
-                worst = k - j
+        # the docstring's max_k: at the k-th oldest unclaimed message, surplus is k minus the
+        # waiting prompts received before it (both walked in line order)
+        worst = surplus = 0
+        if self.unclaimed:
+            waiting = iter(self.pending.values())
+            prompt = next(waiting, None)
+            for first_seen in self.unclaimed.values():
+                while prompt is not None and prompt.line < first_seen:
+                    surplus -= 1
+                    prompt = next(waiting, None)
+                surplus += 1
+                if surplus > worst:
+                    worst = surplus
         grew = worst > self.reported_d
         self.reported_d = worst
         return grew
@@ -556,22 +558,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         blocks = None if self.content_free else _blocks(content)
         self.received += 1
-        start = self.spec.start
         fs = facts.sessions.get(sid)
         # received while idle is reported (the state seen, outside resume windows)
         idle = (ps.state_seen or facts.from_start(sid)) and (
             fs is None or (fs.state == "idle" and not fs.resuming)
         )
         ps.pending[rid] = _Prompt(
-            line,
-            start,
-            ps.cancel_seen,
-            bad,
-            blocks,
-            seq=self.received,
-            non_idle=ps.non_idle,
-            idle_receipt=idle,
-        )
+            line, self.spec.start, ps.cancel_seen, bad, blocks, self.received, ps.non_idle, idle
+        )  # (positional: keywords cost more)
         if ps.owner is None and idle:
             ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
 
@@ -670,10 +664,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if ps.owner == rid:
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
-            self._settled(ps, sid, line, msg)
+            if ps.optional or ps.deferred:
+                self._settled(ps, sid, line, msg)
             return
         mid = self._success(ps, sid, rid, rec, line, msg)
-        self._settled(ps, sid, line, msg)
+        if ps.optional or ps.deferred:
+            self._settled(ps, sid, line, msg)
         if rec.blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
             ps.owned[mid] = rec.blocks
             first, shown = ps.shown.pop(mid, (0, frozenset()))
@@ -701,8 +697,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """After an answer: name the unclaimed messages now certain, one per deferred growth of
         the deficiency (see "Naming the unclaimed message"); forget the optional messages no
         waiting prompt can claim any more."""
-        if not ps.optional and not ps.deferred:
-            return
         first_wait = min((p.line for p in ps.pending.values()), default=None)
         if ps.optional:
             ps.optional = {m: f for m, f in ps.optional.items() if first_wait is not None and f > first_wait}
@@ -827,7 +821,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 f"before that idle){why}"
             )
             readings = _DEADLINE
-        self._fire(sid, rid, rec, "answer", line, msg, why=why, readings=readings)
+        self._fire(sid, rid, rec, "answer", line, msg, _NO_CTX, why, readings)
         if rec.bad:
             self._ex[CONTENT] += 1
             self.breach(
@@ -895,7 +889,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid) or self._session(sid)
         if mid == ps.owner_mid:
             ps.owner_mid = None  # reported
-        if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self.content_free:
+        if not self.content_free and "content" in upd and upd.get("sessionUpdate") == "user_message":
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
         # (never two of them; only claimed ones are unreported)
         known = mid in ps.unclaimed or mid in ps.claimed or mid in ps.optional
@@ -1055,10 +1049,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if type(new) is not str:
             new = "?"  # (a malformed state places no work)
         resuming = fs is not None and fs.resuming
-        if new in ACTIVE and before not in ACTIVE and ps.started is None:
+        active = new in ACTIVE
+        if active and before not in ACTIVE and ps.started is None:
             # a prompt waiting since it was received while idle was reported: inserted while
             # idle (awaiting this work) or still uninserted, the work is not the Agent's own
-            bound = any(p.idle_receipt and not ps.worked(p) for p in ps.pending.values())
+            bound = False
+            for p in ps.pending.values():
+                if p.idle_receipt and not ps.worked(p):
+                    bound = True
+                    break
             awaited = ps.inserted_idle or bound
             ps.started = (frozenset(ps.pending), awaited, False, bool(ps.pending), False)  # a start
             if ps.own_wait is not None and not resuming:
@@ -1075,7 +1074,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 self._own_breach(ps, sid, line, False, False)
             if ps.inserted_idle and not resuming:
                 ps.inserted_idle = self.between.awaits_work_after_idle(True, before not in _PLACED)
-        if new in ACTIVE:
+        if active:
             ps.inserted_idle = False
         if new != "idle":
             ps.non_idle += 1  # every prompt waiting now has worked
@@ -1085,17 +1084,17 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return  # (a state replacing an active one reported in the same window is live)
         if ps.owner is None:
             pass
-        elif new in ACTIVE:
+        elif active:
             ps.owner_working = True  # its resulting work (also when reported after unknown)
         elif new == "idle" and ps.owner_working:
             self._ex[REPORTED] += 1
-            if ps.owner_fresh:
-                self._not_inserted(ps, ps.owner, line)
+            rec = ps.pending.get(ps.owner) if ps.owner_fresh else None
+            if rec is not None:  # (still waiting for its answer)
+                self._not_inserted(ps, ps.owner, rec, line)
             mid = ps.owner_mid
-            owed = () if mid is None else (mid,)
             if (
                 mid is not None
-                and self.between.user_messages_owed(owed)
+                and self.between.user_messages_owed((mid,))
                 and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work"
             ):
                 ps.unreported.pop(mid, None)  # judged here, not again at the end
@@ -1113,15 +1112,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if new == "idle" and ps.owner is None and ps.pending:
             ps.owner = next(iter(ps.pending))  # the oldest waiting: the next work is its
 
-    def _not_inserted(self, ps: _Session, rid: Any, line: int) -> None:
+    def _not_inserted(self, ps: _Session, rid: Any, rec: _Prompt, line: int) -> None:
         """The idle ending the resulting work of prompt ``rid``, received while idle was reported
         and still waiting for its answer: with no user message it could claim reported since its
         receipt, it was not inserted before this idle (``model.between`` not_inserted_by_idle,
         the reading ``user-message-deadline``): a state it reached only by an insertion before
         now (inserted ahead of the session/cancel or session/close that stopped it) is ruled out."""
-        rec = ps.pending.get(rid)
-        if rec is None:
-            return
         claimable = any(first > rec.line for first in (*ps.unclaimed.values(), *ps.optional.values()))
         if not self.between.not_inserted_by_idle(self.reading(USER_MESSAGE_DEADLINE), claimable):
             return
