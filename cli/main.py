@@ -91,7 +91,8 @@ class _Parser(argparse.ArgumentParser):
         expected = _EXPECTED_ONE.fullmatch(message)
         if expected:
             message += f" (a value that starts with '-' is given as {expected.group(1)}=VALUE)"
-        self.print_usage(sys.stderr)
+        else:  # one line, as every unusable option is: the usage is one --help away
+            message += f" ({self.prog} --help lists the options)"
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
 

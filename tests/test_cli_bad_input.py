@@ -15,12 +15,12 @@ def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """The one error line of a command that must refuse ``argv`` with exit 2."""
     try:
         code = main(argv)
-    except SystemExit as exc:  # argparse: the usage, then one error line
+    except SystemExit as exc:  # argparse's errors: one line too (review51 A5)
         code = exc.code  # type: ignore[assignment]
     err = capsys.readouterr().err
     assert code == 2, err
     assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line and not line.startswith(("usage:", " "))]
+    lines = err.splitlines()
     assert len(lines) == 1, err
     return lines[0]
 
@@ -313,3 +313,13 @@ def test_main_gives_sigterm_back_its_default_when_it_returns() -> None:
 
     assert main(["check", "--json", str(BASIC_TURN)]) == 0
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["check", "--bogus", "x.ndjson"], ["drive", "--runs", "0", "--", "true"], ["explore", "--seed", "x"], []],
+)
+def test_an_argparse_error_is_one_line_naming_the_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """No usage block before the message (README: unusable options give a one-line message)."""
+    line = _usage_error(argv, capsys)
+    assert line.startswith("acp-model") and "error:" in line and "--help lists the options" in line
