@@ -264,3 +264,42 @@ def test_the_live_summary_names_the_readings_in_force() -> None:
     live.close()
     text = summary_text("rec.ndjson", live)
     assert "(reading future-stop-reason=may-be-future)" in text
+
+
+@pytest.mark.parametrize("stopped_by_us", [False, True])
+def test_an_agent_the_user_stopped_through_record_owes_nothing_it_was_stopped_from(
+    tmp_path: Path, stopped_by_us: bool
+) -> None:
+    """Review51 A1: an Agent that exits on its own with the initialize unanswered broke INTRO-02
+    (the recording is complete); one that a signal sent to ``record`` stopped (passed on to it)
+    leaves the request open, as information."""
+    fake = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\n"
+        "sys.stdin.readline()\n"
+        "print('{\"jsonrpc\":\"2.0\",\"method\":\"_vendor/hello\"}', flush=True)\n"
+        + ("sys.stdin.readline()\n" if stopped_by_us else "")
+    )
+    proc = subprocess.Popen(
+        [*CLI, "record", "--check", "--out", str(tmp_path / "t.ndjson"), "--", sys.executable, "-c", fake],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(wire.json_line(wire.initialize(0)).encode())
+        proc.stdin.flush()
+        assert b"_vendor/hello" in proc.stdout.readline()
+        if stopped_by_us:
+            proc.send_signal(signal.SIGTERM)
+        proc.wait(60)  # the Client stays connected until record ends
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = err.decode()
+    assert "INTRO-02" in text, text
+    assert ("[error]" in text) is not stopped_by_us, text

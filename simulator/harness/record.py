@@ -28,8 +28,9 @@ from simulator.harness.proxy import LinePump, TranscriptWriter
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 
 
-def _forward_signals(proc: subprocess.Popen[bytes]) -> None:
+def _forward_signals(proc: subprocess.Popen[bytes], forwarded: threading.Event) -> None:
     def forward(signum: int, _frame: Any) -> None:
+        forwarded.set()
         with contextlib.suppress(OSError):
             proc.send_signal(signum)
 
@@ -43,10 +44,12 @@ def record(command: list[str], writer: TranscriptWriter, client_in: IO[Any], cli
     """Start the Agent ``command`` (``StartError`` when it cannot be) and proxy it between the
     Client's streams, recording every line with ``writer``; its exit code (128 + N for signal N).
     The live check of ``writer``, if any, is then closed: the recording is complete when the
-    Agent's output ended while the Client's input was still open (the Agent exited on its own:
-    nothing more can come), else for the sessions that were closed."""
+    Agent's output ended while the Client's input was still open and no signal was passed on to
+    it (the Agent exited on its own: nothing more can come; one the user stopped through us owes
+    nothing it was stopped from doing), else for the sessions that were closed."""
     proc = start(command)
-    _forward_signals(proc)
+    signalled = threading.Event()
+    _forward_signals(proc, signalled)
     stdin, stdout = proc.stdin, proc.stdout
     assert stdin is not None and stdout is not None
     client_left = threading.Event()
@@ -66,7 +69,8 @@ def record(command: list[str], writer: TranscriptWriter, client_in: IO[Any], cli
     pump("agent", stdout.fileno(), client_out.fileno())
     client_still_connected = not client_left.is_set()
     code = exit_code(proc.wait())
+    on_its_own = client_still_connected and not signalled.is_set()
     live = writer.live
     if live is not None:
-        live.close(complete=True if client_still_connected else closed_sessions(live.monitors))
+        live.close(complete=True if on_its_own else closed_sessions(live.monitors))
     return code
