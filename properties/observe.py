@@ -258,18 +258,19 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         yield from _item("subagent", child, seen, False)
 
 
-def _snapshot(
+def snapshot(
     upd: dict[str, Any],
     seen: Seen,
     readings: Mapping[str, str],
     quiet: Quiet = _nothing_quiet,
     from_start: bool = True,
 ) -> Iterator[Observation]:
-    """A state_update: the resume handshake's snapshot, and what its concrete background list
-    lists, keeps and removes. A child the list names while nothing of it runs (``quiet``: its
-    own latest state is idle with an empty list of its own) is finished first: a detached child
-    is listed only while something of it runs ("Background work"), so naming it is the table's
-    ``keep`` of a finalized item, or a ``list`` of a done one that is not a child running again.
+    """The observations of a state_update (a snapshot, not an entity's update): the resume
+    handshake's snapshot, and what its concrete background list lists, keeps and removes. A
+    child the list names while nothing of it runs (``quiet``: its own latest state is idle with
+    an empty list of its own) is finished first: a detached child is listed only while something
+    of it runs ("Background work"), so naming it is the table's ``keep`` of a finalized item, or a
+    ``list`` of a done one that is not a child running again.
     ``from_start``: the session's history is in view from its creation; else an item the list
     names that the wire never showed announced was announced out of view (before the transcript:
     the announcement need only precede "the first snapshot that lists it", which may precede the
@@ -377,14 +378,15 @@ UPDATES: dict[str, Observer] = {
     "terminal_update": _terminal,
     "terminal_output_chunk": _terminal_chunk,
     "subagent_update": _subagent,
-    "state_update": _snapshot,
     "compaction_update": lambda upd, seen, readings: _compaction(upd, seen, readings),
     "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd, seen),
 }
-"""``sessionUpdate`` variant -> its observations, in the order they apply."""
+"""``sessionUpdate`` variant -> its observations, in the order they apply (a snapshot's:
+``snapshot``)."""
 
 SNAPSHOTS = frozenset({"state_update"})
-"""Variants that are snapshots, not updates of an entity: judged inside a resume's replay too."""
+"""Variants that are snapshots, not updates of an entity (``snapshot``): judged inside a resume's
+replay too."""
 REPLAYED = frozenset(
     {toolcall.SPEC.name, compaction.SPEC.name, terminal.SPEC.name, background.SPEC.name, entity.SPEC.name}
 )
@@ -438,7 +440,7 @@ content."""
 
 
 VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITIES)
-"""Every ``sessionUpdate`` variant this layer makes observations of."""
+"""Every ``sessionUpdate`` variant ``observe`` makes observations of (the snapshots: ``snapshot``)."""
 
 
 _OBSERVERS: Final = {variant: (UPDATES.get(variant), _ENTITIES.get(variant)) for variant in VARIANTS}
@@ -477,20 +479,14 @@ def observe(
     seen: Seen,
     readings: Mapping[str, str],
     waiting: Waiting = None,
-    quiet: Quiet = _nothing_quiet,
-    from_start: bool = True,
 ) -> list[Observation]:
-    """The observations an Agent update of ``variant`` (its ``sessionUpdate``) makes, given what
-    the session has shown so far (read before any of them is fired) and, inside a resume
-    handshake, ``waiting``: whether a prompt of the session awaits its answer (asked only when it
-    matters); for a snapshot, ``quiet``: whether nothing of a session (a child it lists) runs,
-    and ``from_start``: whether the session's history is in view from its creation."""
+    """The observations an Agent update of ``variant`` (its ``sessionUpdate``, one of
+    ``VARIANTS``) makes, given what the session has shown so far (read before any of them is
+    fired) and, inside a resume handshake, ``waiting``: whether a prompt of the session awaits its
+    answer (asked only when it matters)."""
     found, found_entity = _OBSERVERS.get(variant, _NONE)
-    if variant in SNAPSHOTS:
-        out = list(_snapshot(upd, seen, readings, quiet, from_start))
-    else:
-        out = [] if found is None else list(found(upd, seen, readings))
-    if found_entity is None:  # (a snapshot, a tool call: no entity's update)
+    out = [] if found is None else list(found(upd, seen, readings))
+    if found_entity is None:  # (a tool call: no entity's update)
         return out
     step = _entity_step(found_entity, upd)
     if step is not None:
