@@ -159,7 +159,7 @@ class TableMonitor(SessionMonitor[Seen]):
     def _snapshot(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A snapshot: the tables it fires, inside a resume's replay too."""
         seen = self.sessions.get(sid) or self._session(sid)
-        found = list(snapshot(upd, seen, self._owner.readings, self.facts.quiet, self.facts.from_start(sid)))
+        found = snapshot(upd, seen, self._owner.readings, self.facts.quiet, self.facts.from_start(sid))
         if found:
             self._fire(sid, seen, found, line, msg)
 
