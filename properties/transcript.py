@@ -132,6 +132,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 """A UTF-16 surrogate left in a decoded string: an escape (``\\ud800``) without its pair."""
 _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
+_OPEN, _CLOSE = b"{}"
+"""The first and last byte of a line of one object (as ints: indexing bytes is cheaper than slicing)."""
 _CHUNK = 1 << 17
 """Bytes read at a time (at most; a line may span chunks)."""
 _EXCERPT = 60
@@ -427,7 +429,7 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
             try:
                 if raw is None:
                     raise _Unusable("too-long", f"line longer than {max_line_bytes} bytes (skipped)")
-                if raw[:1] != b"{" or raw[-1:] != b"}":  # (what a line of one object never has)
+                if not raw or raw[0] != _OPEN or raw[-1] != _CLOSE:  # (what a line of one object never has)
                     if raw.startswith(_BOM):
                         yield info("bom", "line starts with a UTF-8 byte-order mark (ignored)")
                         raw = raw[3:]
