@@ -176,10 +176,6 @@ Quiet = Callable[[str], bool]
 is empty (``Facts.quiet``)."""
 
 
-def _nothing_quiet(sid: str) -> bool:
-    return False
-
-
 def item_key(kind: str, ident: str) -> str:
     """A background item's entity key: ``"terminal term_1"``."""
     return f"{kind} {ident}"
@@ -258,29 +254,31 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         yield from _item("subagent", child, seen, False)
 
 
-def _snapshot(
+def snapshot(
     upd: dict[str, Any],
     seen: Seen,
     readings: Mapping[str, str],
-    quiet: Quiet = _nothing_quiet,
-    from_start: bool = True,
-) -> Iterator[Observation]:
-    """A state_update: the resume handshake's snapshot, and what its concrete background list
-    lists, keeps and removes. A child the list names while nothing of it runs (``quiet``: its
-    own latest state is idle with an empty list of its own) is finished first: a detached child
-    is listed only while something of it runs ("Background work"), so naming it is the table's
-    ``keep`` of a finalized item, or a ``list`` of a done one that is not a child running again.
+    quiet: Quiet,
+    from_start: bool,
+) -> list[Observation]:
+    """The observations of a state_update (a snapshot, not an entity's update): the resume
+    handshake's snapshot, and what its concrete background list lists, keeps and removes. A
+    child the list names while nothing of it runs (``quiet``: its own latest state is idle with
+    an empty list of its own) is finished first: a detached child is listed only while something
+    of it runs ("Background work"), so naming it is the table's ``keep`` of a finalized item, or a
+    ``list`` of a done one that is not a child running again.
     ``from_start``: the session's history is in view from its creation; else an item the list
     names that the wire never showed announced was announced out of view (before the transcript:
     the announcement need only precede "the first snapshot that lists it", which may precede the
     transcript too), and is observed as announced first."""
+    out: list[Observation] = []
     if seen.handshake is not None:
         seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         seen.late = None
-        yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
+        out.append((session.SPEC, SESSION_KEY, "snapshot", _NO_CTX))
     keys = background_keys(upd.get("background"))
     if keys is None:
-        return
+        return out
     prev = seen.listed
     cur = frozenset(keys)
     spec = background.SPEC
@@ -289,21 +287,21 @@ def _snapshot(
     for ident in sorted(idle):  # (a child whose own idle the parent's list did not follow)
         key = item_key("subagent", ident)
         if seen.state_of(spec, key) in _UNFINISHED and (spec.name, key) not in refused:
-            yield spec, key, "finalize", _NO_CTX
+            out.append((spec, key, "finalize", _NO_CTX))
     for kind, ident in sorted(cur & prev):  # named again: the table says whether it still runs
         key = item_key(kind, ident)
         if (spec.name, key) not in refused:  # (a refused one's state no longer follows the wire)
-            yield spec, key, "keep", _NO_CTX
+            out.append((spec, key, "keep", _NO_CTX))
     if cur == prev and len(keys) == len(cur):
-        return
+        return out
     repeats = (Counter(keys) - Counter(cur)).elements()  # named again inside the same list
     first, fresh = cur - prev, not from_start
     for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
         key = item_key(kind, ident)
         if (spec.name, key) not in refused:
             if fresh and (kind, ident) in first and seen.state_of(spec, key) == background.UNANNOUNCED:
-                yield spec, key, "announce", _NO_CTX  # (before the transcript: out of view)
-            yield spec, key, "list", {"child": kind == "subagent" and ident not in idle}
+                out.append((spec, key, "announce", _NO_CTX))  # (before the transcript: out of view)
+            out.append((spec, key, "list", {"child": kind == "subagent" and ident not in idle}))
     state_now = upd.get("state")
     active = type(state_now) is str and state_now in ACTIVE_STATES
     for kind, ident in sorted(prev - cur):
@@ -312,17 +310,18 @@ def _snapshot(
         if kind == "subagent":
             if state in _LISTED:
                 if state == background.LISTED:
-                    yield spec, key, "finalize", _NO_CTX
-                yield spec, key, "unlist", _NO_CTX
+                    out.append((spec, key, "finalize", _NO_CTX))
+                out.append((spec, key, "unlist", _NO_CTX))
         elif state == background.DONE:
             continue  # finished when it was listed (BG-17 there): the table never held it listed
         elif state == background.LISTED and active:
             reading = readings.get(background.WAITED_ON, "")
             may = reading == "becomes-foreground"  # and the state is active: this branch
-            yield spec, key, "adopt", {"becomes_foreground": may, background.WAITED_ON: reading}
+            out.append((spec, key, "adopt", {"becomes_foreground": may, background.WAITED_ON: reading}))
         else:
-            yield spec, key, "unlist", _NO_CTX
+            out.append((spec, key, "unlist", _NO_CTX))
     seen.listed = cur
+    return out
 
 
 _REOPENING: Final = frozenset(
@@ -377,14 +376,15 @@ UPDATES: dict[str, Observer] = {
     "terminal_update": _terminal,
     "terminal_output_chunk": _terminal_chunk,
     "subagent_update": _subagent,
-    "state_update": _snapshot,
     "compaction_update": lambda upd, seen, readings: _compaction(upd, seen, readings),
     "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd, seen),
 }
-"""``sessionUpdate`` variant -> its observations, in the order they apply."""
+"""``sessionUpdate`` variant -> its observations, in the order they apply (a snapshot's:
+``snapshot``)."""
 
 SNAPSHOTS = frozenset({"state_update"})
-"""Variants that are snapshots, not updates of an entity: judged inside a resume's replay too."""
+"""Variants that are snapshots, not updates of an entity (``snapshot``): judged inside a resume's
+replay too."""
 REPLAYED = frozenset(
     {toolcall.SPEC.name, compaction.SPEC.name, terminal.SPEC.name, background.SPEC.name, entity.SPEC.name}
 )
@@ -438,7 +438,7 @@ content."""
 
 
 VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITIES)
-"""Every ``sessionUpdate`` variant this layer makes observations of."""
+"""Every ``sessionUpdate`` variant ``observe`` makes observations of (the snapshots: ``snapshot``)."""
 
 
 _OBSERVERS: Final = {variant: (UPDATES.get(variant), _ENTITIES.get(variant)) for variant in VARIANTS}
@@ -477,20 +477,14 @@ def observe(
     seen: Seen,
     readings: Mapping[str, str],
     waiting: Waiting = None,
-    quiet: Quiet = _nothing_quiet,
-    from_start: bool = True,
 ) -> list[Observation]:
-    """The observations an Agent update of ``variant`` (its ``sessionUpdate``) makes, given what
-    the session has shown so far (read before any of them is fired) and, inside a resume
-    handshake, ``waiting``: whether a prompt of the session awaits its answer (asked only when it
-    matters); for a snapshot, ``quiet``: whether nothing of a session (a child it lists) runs,
-    and ``from_start``: whether the session's history is in view from its creation."""
+    """The observations an Agent update of ``variant`` (its ``sessionUpdate``, one of
+    ``VARIANTS``) makes, given what the session has shown so far (read before any of them is
+    fired) and, inside a resume handshake, ``waiting``: whether a prompt of the session awaits its
+    answer (asked only when it matters)."""
     found, found_entity = _OBSERVERS.get(variant, _NONE)
-    if variant in SNAPSHOTS:
-        out = list(_snapshot(upd, seen, readings, quiet, from_start))
-    else:
-        out = [] if found is None else list(found(upd, seen, readings))
-    if found_entity is None:  # (a snapshot, a tool call: no entity's update)
+    out = [] if found is None else list(found(upd, seen, readings))
+    if found_entity is None:  # (a tool call: no entity's update)
         return out
     step = _entity_step(found_entity, upd)
     if step is not None:

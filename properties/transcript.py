@@ -132,6 +132,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 """A UTF-16 surrogate left in a decoded string: an escape (``\\ud800``) without its pair."""
 _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
+_OPEN, _CLOSE = b"{}"
+"""The first and last byte of a line of one object (as ints: indexing bytes is cheaper than slicing)."""
 _CHUNK = 1 << 17
 """Bytes read at a time (at most; a line may span chunks)."""
 _EXCERPT = 60
@@ -337,10 +339,10 @@ Read = Callable[[int], bytes | None]
 """Up to n bytes of a transcript (``read1``); b"" at its end, None for none yet (a live feed)."""
 
 
-def _lines(read: Read, max_line_bytes: int) -> Iterator[tuple[bytes | None, bool]]:
-    """The lines ``read`` gives without their line end, as ``(raw, ended)``: ``raw`` is None for
-    a line over ``max_line_bytes`` (whose bytes are dropped as they come) and ``ended`` says
-    whether the line had a line end (only the last one may lack it); ``(None, False)`` when
+def _lines(read: Read, max_line_bytes: int) -> Iterator[tuple[list[bytes | None], bool] | None]:
+    """The lines ``read`` gives without their line end, a chunk's at a time, as ``(lines, ended)``:
+    a line is None when it is over ``max_line_bytes`` (its bytes are dropped as they come) and
+    ``ended`` says whether the lines had a line end (only the last one may lack it); None when
     ``read`` has no bytes yet (the reader goes on when resumed)."""
     # A line within one chunk is at most chunk_size - 1 bytes long: only a line carried over
     # from one chunk to the next can be over the limit.
@@ -351,30 +353,30 @@ def _lines(read: Read, max_line_bytes: int) -> Iterator[tuple[bytes | None, bool
     while True:
         chunk = read(chunk_size)
         if chunk is None:
-            yield None, False
+            yield None
             continue
         if not chunk:
             if carry:
-                yield b"".join(carry), False
+                yield [b"".join(carry)], False
             return
         pieces = chunk.split(b"\n")
         tail = pieces.pop()  # the start of a line that ends in a later chunk, or b""
-        if pieces:  # the line carried over ends in this chunk
-            first = pieces[0]
+        if pieces:  # the line carried over ends in this chunk; the others are wholly inside it
+            first, lines = pieces[0], cast(list[bytes | None], pieces)
             if skipping:  # (the end of a line over the limit, already reported)
+                del lines[0]
                 skipping = False
             elif carried + len(first) > max_line_bytes:
-                yield None, True
-            else:
-                yield (b"".join((*carry, first)) if carry else first), True
+                lines[0] = None
+            elif carry:
+                lines[0] = b"".join((*carry, first))
             carry, carried = [], 0
-            for piece in pieces[1:]:  # the lines wholly inside this chunk: none is over the limit
-                yield piece, True
+            yield lines, True
         if tail and not skipping:
             carry.append(tail)
             carried += len(tail)
             if carried > max_line_bytes:  # reported now, its rest dropped as it comes
-                yield None, True
+                yield [None], True
                 carry, carried, skipping = [], 0, True
 
 
@@ -416,94 +418,96 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
     def info(rule: str, explanation: str) -> Finding:
         return Finding("input." + rule, "info", line, None, explanation, "input")
 
-    for raw, ended in _lines(read, max_line_bytes):
-        if raw is None and not ended:  # nothing to read yet
+    for chunk in _lines(read, max_line_bytes):
+        if chunk is None:  # nothing to read yet
             yield None
             continue
-        line += 1
-        st.lines = line
-        try:
-            if raw is None:
-                raise _Unusable("too-long", f"line longer than {max_line_bytes} bytes (skipped)")
-            if raw[:1] != b"{" or raw[-1:] != b"}":  # (what a line of one object never has)
-                if raw.startswith(_BOM):
-                    yield info("bom", "line starts with a UTF-8 byte-order mark (ignored)")
-                    raw = raw[3:]
-                if not raw.strip():
-                    yield info("blank-line", "blank line (skipped)")
-                    continue
-                if raw.endswith(b"\r"):
-                    if not crlf_reported:
-                        crlf_reported = True
-                        yield info("crlf", "CRLF line ends (first seen here; accepted, reported once)")
-                    raw = raw[:-1]
-            sender, batch = _parse(raw, ended)
-        except _Unusable as exc:
-            yield Finding("input." + exc.args[0], "input", line, None, exc.args[1], "input")
-            continue
-        for msg in batch:
+        lines, ended = chunk
+        for raw in lines:
+            line += 1
+            st.lines = line
             try:
-                method = _method(msg)
-                if method is None:  # a response answers a request from the other side
-                    rid = msg["id"]
-                    if rid is not None:
-                        asker = OTHER[sender]
-                        request = pending[asker].pop(rid, None)
-                        if request is None and rid not in answered[asker]:
-                            if not opening:
+                if raw is None:
+                    raise _Unusable("too-long", f"line longer than {max_line_bytes} bytes (skipped)")
+                if not raw or raw[0] != _OPEN or raw[-1] != _CLOSE:  # (what a line of one object never has)
+                    if raw.startswith(_BOM):
+                        yield info("bom", "line starts with a UTF-8 byte-order mark (ignored)")
+                        raw = raw[3:]
+                    if not raw.strip():
+                        yield info("blank-line", "blank line (skipped)")
+                        continue
+                    if raw.endswith(b"\r"):
+                        if not crlf_reported:
+                            crlf_reported = True
+                            yield info("crlf", "CRLF line ends (first seen here; accepted, reported once)")
+                        raw = raw[:-1]
+                sender, batch = _parse(raw, ended)
+            except _Unusable as exc:
+                yield Finding("input." + exc.args[0], "input", line, None, exc.args[1], "input")
+                continue
+            for msg in batch:
+                try:
+                    method = _method(msg)
+                    if method is None:  # a response answers a request from the other side
+                        rid = msg["id"]
+                        if rid is not None:
+                            asker = OTHER[sender]
+                            request = pending[asker].pop(rid, None)
+                            if request is None and rid not in answered[asker]:
+                                if not opening:
+                                    raise _Unusable(
+                                        "answer-before-capture",
+                                        f"{sender} responds to id {rid!r}, not requested in the transcript, "
+                                        "which does not show the connection from its start (no initialize "
+                                        "first): taken as the answer to a request sent before the capture "
+                                        "began (skipped)",
+                                        "info",
+                                    )
                                 raise _Unusable(
-                                    "answer-before-capture",
-                                    f"{sender} responds to id {rid!r}, not requested in the transcript, "
-                                    "which does not show the connection from its start (no initialize "
-                                    "first): taken as the answer to a request sent before the capture "
-                                    "began (skipped)",
-                                    "info",
+                                    "unknown-response-id",
+                                    f"{sender} responds to id {rid!r}, which the {asker} has not "
+                                    "requested (skipped)",
                                 )
-                            raise _Unusable(
-                                "unknown-response-id",
-                                f"{sender} responds to id {rid!r}, which the {asker} has not "
-                                "requested (skipped)",
-                            )
-                        answered[asker].add(rid)  # a second response is passed on: a breach
-                        if request in _SESSION_CREATING:
-                            result = msg.get("result")
-                            sid = result.get("sessionId") if type(result) is dict else None
+                            answered[asker].add(rid)  # a second response is passed on: a breach
+                            if request in _SESSION_CREATING:
+                                result = msg.get("result")
+                                sid = result.get("sessionId") if type(result) is dict else None
+                                if type(sid) is str:
+                                    st.sessions.add(sid)
+                    else:
+                        if "id" in msg:  # a request
+                            if opening is None and sender == "client":
+                                opening = shows_opening(method, bool(st.sessions))
+                            mine = pending[sender]
+                            rid = msg["id"]
+                            if rid in mine:
+                                raise _Unusable(
+                                    "duplicate-request-id",
+                                    f"{sender} reuses request id {rid!r} while its {mine[rid]} "
+                                    "request with that id is still unanswered (skipped)",
+                                )
+                            mine[rid] = method
+                        if method not in _PLAIN_KNOWN:
+                            if method == PROXY_ENVELOPE:
+                                envelopes.append(line)
+                            else:
+                                st.preserved["method " + method] += 1
+                        params = msg.get("params")
+                        if type(params) is dict:
+                            sid = params.get("sessionId")
                             if type(sid) is str:
                                 st.sessions.add(sid)
-                else:
-                    if "id" in msg:  # a request
-                        if opening is None and sender == "client":
-                            opening = shows_opening(method, bool(st.sessions))
-                        mine = pending[sender]
-                        rid = msg["id"]
-                        if rid in mine:
-                            raise _Unusable(
-                                "duplicate-request-id",
-                                f"{sender} reuses request id {rid!r} while its {mine[rid]} "
-                                "request with that id is still unanswered (skipped)",
-                            )
-                        mine[rid] = method
-                    if method not in _PLAIN_KNOWN:
-                        if method == PROXY_ENVELOPE:
-                            envelopes.append(line)
-                        else:
-                            st.preserved["method " + method] += 1
-                    params = msg.get("params")
-                    if type(params) is dict:
-                        sid = params.get("sessionId")
-                        if type(sid) is str:
-                            st.sessions.add(sid)
-                        update = params.get("update") if method == "session/update" else None
-                        if type(update) is dict:
-                            variant = update.get("sessionUpdate")
-                            if type(variant) is str and variant not in KNOWN_UPDATES:
-                                st.preserved["update " + variant] += 1
-            except _Unusable as exc:
-                level = exc.args[2] if len(exc.args) > 2 else "input"
-                yield Finding("input." + exc.args[0], level, line, None, exc.args[1], "input")
-                continue
-            st.messages += 1
-            yield line, sender, msg
+                            update = params.get("update") if method == "session/update" else None
+                            if type(update) is dict:
+                                variant = update.get("sessionUpdate")
+                                if type(variant) is str and variant not in KNOWN_UPDATES:
+                                    st.preserved["update " + variant] += 1
+                except _Unusable as exc:
+                    level = exc.args[2] if len(exc.args) > 2 else "input"
+                    yield Finding("input." + exc.args[0], level, line, None, exc.args[1], "input")
+                    continue
+                st.messages += 1
+                yield line, sender, msg
     if envelopes:
         yield Finding(
             "input.proxy-envelope", "info", envelopes[0], None,

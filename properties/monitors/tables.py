@@ -59,6 +59,7 @@ from properties.observe import (
     observe,
     resume_answered,
     resume_requested,
+    snapshot,
 )
 from properties.readings import BY_NAME
 
@@ -154,10 +155,18 @@ class TableMonitor(SessionMonitor[Seen]):
         if sid is not None and seen is not None:
             self._fire(sid, seen, resume_answered(msg["id"], "result" in msg, seen), line, msg)
 
+    @on("update", *sorted(SNAPSHOTS))
+    def _snapshot(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """A snapshot: the tables it fires, inside a resume's replay too."""
+        seen = self.sessions.get(sid) or self._session(sid)
+        found = snapshot(upd, seen, self._owner.readings, self.facts.quiet, self.facts.from_start(sid))
+        if found:
+            self._fire(sid, seen, found, line, msg)
+
     @on("update", *sorted(VARIANTS | set(fields.BY_VARIANT)))
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The fields the update must carry (``model.fields``), then the tables it fires (one
-        handler: most updates need both)."""
+        handler: most updates need both; a replayed one fires none)."""
         variant = upd["sessionUpdate"]
         stated = _FIELD_RULES.get(variant)
         if stated is not None:
@@ -175,12 +184,9 @@ class TableMonitor(SessionMonitor[Seen]):
             return
         seen = self.sessions.get(sid) or self._session(sid)
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
-        found = observe(
-            variant, upd, seen, self._owner.readings, waiting, self.facts.quiet, self.facts.from_start(sid)
-        )
+        found = observe(variant, upd, seen, self._owner.readings, waiting)
         if found:
-            replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
-            self._fire(sid, seen, found, line, msg, replaying)
+            self._fire(sid, seen, found, line, msg, self.facts.replaying(sid))
 
     def _fire(
         self, sid: str, seen: Seen, found: list[Observation], line: int, msg: Message, replaying: bool = False
