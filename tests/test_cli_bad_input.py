@@ -317,9 +317,16 @@ def test_main_gives_sigterm_back_its_default_when_it_returns() -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["check", "--bogus", "x.ndjson"], ["drive", "--runs", "0", "--", "true"], ["explore", "--seed", "x"], []],
+    [
+        ["check", "--bogus", "x.ndjson"],
+        ["drive", "--runs", "0", "--", "true"],
+        ["explore", "--seed", "x"],
+        [],
+    ],
 )
-def test_an_argparse_error_is_one_line_naming_the_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_argparse_error_is_one_line_naming_the_help(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     """No usage block before the message (README: unusable options give a one-line message)."""
     line = _usage_error(argv, capsys)
     assert line.startswith("acp-model") and "error:" in line and "--help lists the options" in line
