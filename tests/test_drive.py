@@ -931,3 +931,30 @@ def test_elicitation_is_advertised_only_with_its_option() -> None:
             assert (b'"elicitation":{"form":{},"url":{}}' in text.replace(b" ", b"")) == on
             asked[on] += text.count(b'"elicitation/create"')
     assert asked[False] == 0 and asked[True] > 0
+
+
+@posix
+@pytest.mark.parametrize("pieces", [1, 3])
+def test_an_answer_still_arriving_is_no_silence(tmp_path: Path, pieces: int) -> None:
+    """Review51 F3: a request goes unanswered when the Agent stays silent for the timeout; an
+    answer written in pieces slower than that, each piece within it, is still arriving."""
+    path = tmp_path / "slow.py"
+    path.write_text(
+        "import json, sys, time\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m.get('method') == 'initialize':\n"
+        "        r = {'protocolVersion': 2}\n"
+        "    elif m.get('method') == 'session/new':\n"
+        "        r = {'sessionId': 's1'}\n"
+        "    else:\n"
+        "        continue\n"
+        "    text = json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}) + '\\n'\n"
+        f"    n = -(-len(text) // {pieces})\n"
+        "    for i in range(0, len(text), n):\n"
+        "        sys.stdout.write(text[i:i + n]); sys.stdout.flush(); time.sleep(0.4)\n"
+    )
+    settings = Settings(steps=1, timeout=0.6, startup=5)
+    result = run_once(ProcessPeer([sys.executable, str(path)]), settings, script=[])
+    # one piece: each answer is whole within the timeout; three: 1.2 s in all, 0.4 s apart
+    assert "drive.no-answer" not in result.rules, [f.explanation for f in result.failing]

@@ -277,7 +277,7 @@ def test_an_agent_the_user_stopped_through_record_owes_nothing_it_was_stopped_fr
         "import signal, sys\n"
         "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\n"
         "sys.stdin.readline()\n"
-        "print('{\"jsonrpc\":\"2.0\",\"method\":\"_vendor/hello\"}', flush=True)\n"
+        'print(\'{"jsonrpc":"2.0","method":"_vendor/hello"}\', flush=True)\n'
         + ("sys.stdin.readline()\n" if stopped_by_us else "")
     )
     proc = subprocess.Popen(

@@ -201,6 +201,8 @@ class ProcessPeer:
         self._said = b""
         self._done_eof = False
         self._pending = b""
+        self.bytes_read = 0
+        """Bytes of the Agent's output taken so far (``drive`` tells a line in transit from silence)."""
         self._eof = False
         self.returncode: int | None = None
         self.killed = False
@@ -236,6 +238,7 @@ class ProcessPeer:
         """Take what the Agent wrote, without waiting (``_eof`` at the end of its output)."""
         data, ended = drain(self._out)
         self._pending += data
+        self.bytes_read += len(data)
         self._eof = self._eof or ended
 
     def _heard(self, signals: bytes) -> None:
@@ -301,6 +304,10 @@ class ProcessPeer:
                 signals, ended = drain(self._done)
                 self._done_eof = self._done_eof or ended
                 self._heard(signals)
+
+    def partial_line(self) -> int:
+        """How many bytes of a line not yet ended the Agent has written."""
+        return len(self._pending) - self._pending.rfind(b"\n") - 1
 
     def written(self) -> list[bytes]:
         """The complete lines the Agent has already written and ``receive`` has not returned,

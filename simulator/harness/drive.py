@@ -70,11 +70,14 @@ from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck, closed_sessions
 from simulator.harness.child import status_text
-from simulator.harness.proxy import TranscriptWriter, entry
+from simulator.harness.proxy import MAX_LINE_BYTES, TranscriptWriter, entry
 from simulator.peers import wire
 from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
 
 MAX_MESSAGES = 20000
+TRANSIT_WAITS = 10
+"""How many more waits a request's answer may take while the Agent is in the middle of writing
+a line (each wait with bytes of it), so that a line trickling forever still ends the run."""
 
 
 class Peer(Protocol):
@@ -261,9 +264,14 @@ class _Run:
         self.send([msg])
         wait = self.s.timeout if wait is None else wait
         deadline = time.monotonic() + wait
+        heard = getattr(self.peer, "bytes_read", 0)
+        latest = deadline + TRANSIT_WAITS * wait
         self.awaiting = what
         while msg["id"] not in self.answers:
             left = deadline - time.monotonic()
+            if left <= 0 and deadline < latest and self._in_transit(heard):  # a line arriving is no silence
+                heard, deadline = self.peer.bytes_read, min(time.monotonic() + wait, latest)  # type: ignore[attr-defined]
+                continue
             if left <= 0 or self.idle:
                 why = f": {self.silent()}" if self.idle else f" within {wait:g} s"
                 self._end_with("drive.no-answer", f"no answer to {what}{why}", "timeout")
@@ -273,6 +281,17 @@ class _Run:
         self.awaiting = None
         answer: dict[str, Any] = self.answers[msg["id"]]
         return answer
+
+    def _in_transit(self, heard: int) -> bool:
+        """Whether the Agent wrote more since ``heard`` bytes and is in the middle of a line no
+        longer than a transcript takes (README: a request goes unanswered when the Agent stays
+        silent; a long answer on a slow pipe is not silence, an endless line is cut by the limit)."""
+        partial = getattr(self.peer, "partial_line", None)
+        return (
+            partial is not None
+            and self.peer.bytes_read != heard  # type: ignore[attr-defined]
+            and 0 < partial() <= MAX_LINE_BYTES
+        )
 
     # -- the run ---------------------------------------------------------------------------------
     def handshake(self) -> bool:
