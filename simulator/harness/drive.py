@@ -269,8 +269,9 @@ class _Run:
         self.awaiting = what
         while msg["id"] not in self.answers:
             left = deadline - time.monotonic()
-            if left <= 0 and deadline < latest and self._in_transit(heard):  # a line arriving is no silence
-                heard, deadline = self.peer.bytes_read, min(time.monotonic() + wait, latest)  # type: ignore[attr-defined]
+            more = self._in_transit(heard) if left <= 0 and deadline < latest else None
+            if more is not None:  # a line still arriving is no silence
+                heard, deadline = more, min(time.monotonic() + wait, latest)
                 continue
             if left <= 0 or self.idle:
                 why = f": {self.silent()}" if self.idle else f" within {wait:g} s"
@@ -282,16 +283,14 @@ class _Run:
         answer: dict[str, Any] = self.answers[msg["id"]]
         return answer
 
-    def _in_transit(self, heard: int) -> bool:
-        """Whether the Agent wrote more since ``heard`` bytes and is in the middle of a line no
-        longer than a transcript takes (README: a request goes unanswered when the Agent stays
-        silent; a long answer on a slow pipe is not silence, an endless line is cut by the limit)."""
+    def _in_transit(self, heard: int) -> int | None:
+        """The bytes the Agent has written, when that is more than ``heard`` and it is in the
+        middle of a line no longer than a transcript takes; else None (README: a request goes
+        unanswered when the Agent stays silent; a long answer on a slow pipe is not silence, an
+        endless line is cut by the limit)."""
         partial = getattr(self.peer, "partial_line", None)
-        return (
-            partial is not None
-            and self.peer.bytes_read != heard  # type: ignore[attr-defined]
-            and 0 < partial() <= MAX_LINE_BYTES
-        )
+        read: int = getattr(self.peer, "bytes_read", heard)
+        return read if partial is not None and read != heard and 0 < partial() <= MAX_LINE_BYTES else None
 
     # -- the run ---------------------------------------------------------------------------------
     def handshake(self) -> bool:
