@@ -105,9 +105,9 @@ class LiveCheck:
         push, schema, on_message = self.monitors.push, self._schema, self._on_message
         try:
             for item in self._items:
-                if item is None:  # every line pushed so far is judged
-                    break
-                if isinstance(item, Finding):
+                if type(item) is not tuple:
+                    if item is None:  # every line pushed so far is judged
+                        break
                     self._emit([item])  # an input finding
                     continue
                 line, sender, msg = item

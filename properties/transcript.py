@@ -119,7 +119,7 @@ MAX_DEPTH = 256
 levels deep; the limit keeps pathological lines away from recursive code (JSON decoders,
 ``repr``, schema validation), some of which would otherwise overflow the C stack."""
 
-ID_RANGE = (-(2**63), 2**63 - 1)
+ID_RANGE = range(-(2**63), 2**63)
 """Integer request ids the reader accepts: the signed 64-bit range."""
 
 TOLERATED: frozenset[str] = frozenset(
@@ -252,27 +252,27 @@ def _parse(raw: bytes, ended: bool) -> tuple[str, Sequence[Any]]:
             raise _Unusable("bad-from", 'missing "from" (must be "client" or "agent")')
         raise _Unusable("bad-from", f'"from" is {sender!r}, not "client" or "agent"')
     msg = obj.get("message")
+    if type(msg) is dict:
+        if "id" in msg and type(msg["id"]) is float:  # orjson reads integers past 64 bits as floats
+            msg = _exact(raw)["message"]
+        return sender, (msg,)
     if type(msg) is list:  # a JSON-RPC batch: each element is a message of its own
         if not msg:
             raise _Unusable("not-jsonrpc", '"message" is an empty batch (an invalid request)')
         if any(type(m) is dict and type(m.get("id")) is float for m in msg):
-            msg = _exact(raw)["message"]  # orjson reads integers past 64 bits as floats
+            msg = _exact(raw)["message"]
         return sender, msg
-    if type(msg) is not dict:
-        if "message" not in obj and type(obj.get("unparsed")) is str:  # acp-model record's
-            text = clip(obj["unparsed"].rstrip("\r\n"), _EXCERPT)
-            raise _Unusable("not-jsonrpc", f"not a JSON-RPC message: {text!r}{UNPARSED_NOTE}")
-        what = 'missing "message"' if "message" not in obj else '"message" is not an object or array'
-        raise _Unusable("not-jsonrpc", what)
-    if type(msg.get("id")) is float:  # orjson reads integers past 64 bits as floats
-        msg = _exact(raw)["message"]
-    return sender, (msg,)
+    if "message" not in obj and type(obj.get("unparsed")) is str:  # acp-model record's
+        text = clip(obj["unparsed"].rstrip("\r\n"), _EXCERPT)
+        raise _Unusable("not-jsonrpc", f"not a JSON-RPC message: {text!r}{UNPARSED_NOTE}")
+    what = 'missing "message"' if "message" not in obj else '"message" is not an object or array'
+    raise _Unusable("not-jsonrpc", what)
 
 
 def _check_id(rid: Any, what: str, null_ok: bool = False) -> None:
     """``_Unusable`` when ``rid`` is not a usable request id."""
     if type(rid) is int:
-        if ID_RANGE[0] <= rid <= ID_RANGE[1]:
+        if rid in ID_RANGE:
             return
     elif type(rid) is str or (null_ok and rid is None):
         return
@@ -289,7 +289,8 @@ def _check_id(rid: Any, what: str, null_ok: bool = False) -> None:
 
 def _method(msg: Any) -> str | None:
     """The method of a JSON-RPC 2.0 request or notification, None for a response; ``_Unusable``
-    unless the message has exactly one valid shape."""
+    unless the message has exactly one valid shape (a request's params and id are the reader's
+    to check next: it reads them anyway)."""
     if type(msg) is not dict:
         raise _Unusable("not-jsonrpc", f"batch element is a JSON {type(msg).__name__}, not an object")
     if msg.get("jsonrpc") != "2.0":
@@ -300,10 +301,6 @@ def _method(msg: Any) -> str | None:
             raise _Unusable("not-jsonrpc", "message.method is not a string")
         if "result" in msg or "error" in msg:
             raise _Unusable("not-jsonrpc", "message has both method and result/error")
-        if type(msg.get("params")) not in _PARAMS:
-            raise _Unusable("not-jsonrpc", "message.params is not an object or array")
-        if "id" in msg:
-            _check_id(msg["id"], "request")
         return method
     if "id" not in msg:
         raise _Unusable(
@@ -408,6 +405,7 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
     st = stats if stats is not None else TranscriptStats()
+    sessions = st.sessions
     pending: dict[str, dict[Any, str]] = {"client": {}, "agent": {}}  # id -> method, by the side that asked
     answered: dict[str, set[Any]] = {"client": set(), "agent": set()}  # by the side that asked
     crlf_reported = False
@@ -473,13 +471,17 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                                 result = msg.get("result")
                                 sid = result.get("sessionId") if type(result) is dict else None
                                 if type(sid) is str:
-                                    st.sessions.add(sid)
+                                    sessions.add(sid)
                     else:
+                        params = msg.get("params")
+                        if type(params) not in _PARAMS:
+                            raise _Unusable("not-jsonrpc", "message.params is not an object or array")
                         if "id" in msg:  # a request
+                            rid = msg["id"]
+                            _check_id(rid, "request")
                             if opening is None and sender == "client":
                                 opening = shows_opening(method, bool(st.sessions))
                             mine = pending[sender]
-                            rid = msg["id"]
                             if rid in mine:
                                 raise _Unusable(
                                     "duplicate-request-id",
@@ -492,16 +494,16 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                                 envelopes.append(line)
                             else:
                                 st.preserved["method " + method] += 1
-                        params = msg.get("params")
                         if type(params) is dict:
                             sid = params.get("sessionId")
                             if type(sid) is str:
-                                st.sessions.add(sid)
-                            update = params.get("update") if method == "session/update" else None
-                            if type(update) is dict:
-                                variant = update.get("sessionUpdate")
-                                if type(variant) is str and variant not in KNOWN_UPDATES:
-                                    st.preserved["update " + variant] += 1
+                                sessions.add(sid)
+                            if method == "session/update":
+                                update = params.get("update")
+                                if type(update) is dict:
+                                    variant = update.get("sessionUpdate")
+                                    if type(variant) is str and variant not in KNOWN_UPDATES:
+                                        st.preserved["update " + variant] += 1
                 except _Unusable as exc:
                     level = exc.args[2] if len(exc.args) > 2 else "input"
                     yield Finding("input." + exc.args[0], level, line, None, exc.args[1], "input")
