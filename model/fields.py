@@ -99,10 +99,11 @@ _TESTS: Final[dict[str, tuple[tuple[Required, Callable[[Any], bool]], ...]]] = {
 """``BY_VARIANT`` with each requirement's test of its kind (looked up once, not per update)."""
 
 
-def missing(upd: dict[str, Any]) -> list[Required]:
-    """The requirements of ``upd``'s variant that it does not meet, in table order."""
+def missing(variant: str, upd: dict[str, Any]) -> list[Required]:
+    """The requirements of ``variant`` (``upd``'s ``sessionUpdate``) that ``upd`` does not meet,
+    in table order."""
     unmet = []
-    for r, holds in _TESTS.get(upd.get("sessionUpdate", ""), ()):
+    for r, holds in _TESTS.get(variant, ()):
         if not holds(upd.get(r.field)):
             unmet.append(r)
     return unmet

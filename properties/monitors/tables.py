@@ -171,7 +171,7 @@ class TableMonitor(SessionMonitor[Seen]):
         stated = _FIELD_RULES.get(variant)
         if stated is not None:
             self._gx[stated] += 1
-            for req in fields.missing(upd):
+            for req in fields.missing(variant, upd):
                 shown = repr(upd[req.field]) if req.field in upd else "missing"
                 self.breach(
                     req.rule,
