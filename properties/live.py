@@ -105,7 +105,7 @@ class LiveCheck:
         push, schema, on_message = self.monitors.push, self._schema, self._on_message
         try:
             for item in self._items:
-                if type(item) is not tuple:
+                if not isinstance(item, tuple):  # an input finding, or None
                     if item is None:  # every line pushed so far is judged
                         break
                     self._emit([item])  # an input finding
