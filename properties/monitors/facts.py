@@ -196,7 +196,7 @@ class SessionFacts(Record):
 class Facts(Monitor):
     """Shared per-session context (no rules)."""
 
-    SHARED = ("_bg_upd", "_bg_keys")
+    SHARED = ("_bg_upd", "_bg_keys", "bare_kept")
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -225,6 +225,8 @@ class Facts(Monitor):
         """Each child session -> the session whose ``subagent_update`` first announced it."""
         self._bg_upd: Any = None  # the update whose background list was parsed last (SHARED)
         self._bg_keys: list[Key] | None = None
+        self.bare_kept = owner.readings[STATE_UPDATES_BEFORE_FIRST_LIST] == "every"
+        """Whether ``bare_line`` is kept (the reading ``state-updates-before-first-list``)."""
 
     def background(self, upd: dict[str, Any]) -> list[Key] | None:
         """``background_keys`` of a state_update, parsed once per message for all monitors
@@ -250,11 +252,6 @@ class Facts(Monitor):
         """Nothing of the session runs (``SessionFacts.quiet``)."""
         fs = self.sessions.get(sid)
         return fs is not None and fs.quiet
-
-    def in_window(self, sid: str) -> bool:
-        """A session/resume of this session is received and not yet answered (its window)."""
-        fs = self.sessions.get(sid)
-        return fs is not None and fs.resuming > 0
 
     def replaying(self, sid: str) -> bool:
         """Inside a resume window of this session that asked for a history replay: the resume
@@ -287,25 +284,23 @@ class Facts(Monitor):
         state = upd.get("state")
         if type(state) is not str:
             state = "?"
-        if state in ACTIVE and fs.state not in ACTIVE:
+        prev = fs.state
+        if state in ACTIVE and prev not in ACTIVE:
             fs.interval += 1
+        if state != prev:
+            fs.period += 1
+            fs.state_line = line
+            fs.state = state
         if state == "idle":
             fs.cancel_line = 0
             fs.stopping = False
-        if state != fs.state:
-            fs.period += 1
-            fs.state_line = line
-        fs.state = state
-        fs.quiet = state == "idle" and upd.get("background") == []
+            fs.quiet = upd.get("background") == []
+        else:
+            fs.quiet = False
         if fs.resuming:
             fs.before = ""
             fs.shown = True
-        if (
-            fs.listed is None
-            and not fs.bare_line
-            and self._owner.readings[STATE_UPDATES_BEFORE_FIRST_LIST] == "every"
-            and self.background(upd) is None
-        ):
+        if fs.listed is None and not fs.bare_line and self.bare_kept and self.background(upd) is None:
             fs.bare_line = line
         if "background" in upd:
             keys = self.background(upd)

@@ -280,16 +280,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
-    SHARED = ("spec", "new_reason_completes", "takes_effect")  # (configuration: never changed)
+    SHARED = ("spec", "quiet_states", "new_reason_completes", "takes_effect", "steer")  # (configuration)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.spec = self.table(fgm.SPEC)
         """The foreground table in force (the variant's, else the model's)."""
+        self.quiet_states = _QUIET if self.spec is fgm.SPEC else frozenset()
+        """``_QUIET`` under the model's table (a variant's is fired every time)."""
         self.new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
         """The reading ``repeated-idle-new-stop-reason`` in force is ``completion``."""
         self.takes_effect = self.reading(CANCEL_TAKES_EFFECT)
         """The alternative in force of the reading ``cancel-takes-effect``."""
+        self.steer = self.between.steer
+        """Whether the rules in force allow steering (``model.between`` STEERING)."""
 
     @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -314,12 +318,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         state = fs.state
         seen = st.outputs.get(key)
-        begun = key in st.begun
         if seen is None:
             st.outputs[key] = fs.interval if state in ACTIVE else -1
             st.begun.add(key)
-        if state in _QUIET and self.spec is fgm.SPEC and not fs.before:  # the common case:
-            return  # running work
+        if state in self.quiet_states and not fs.before:  # the common case: running work
+            return
         if fs.closed or (
             fs.resuming and (seen is None or not fs.still_idle or self.facts.replaying(sid))
         ):  # (in a window only this: an update of ended work, idle still reported, no replay)
@@ -351,7 +354,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if state == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
             if not self.between.blocked_output_is_progress(
-                self.reading(OUTPUT_WHILE_REQUIRES_ACTION), variant.endswith("_chunk"), begun
+                self.reading(OUTPUT_WHILE_REQUIRES_ACTION),
+                variant.endswith("_chunk"),
+                seen is not None and key in st.begun,  # (begun before this message: begun is in outputs)
             ):
                 return  # may be output of the work from before it blocked
         rule = self._refused_output(state)
@@ -468,18 +473,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- state ---------------------------------------------------------------------------
     @on("update", "state_update")
-    def _reported(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        """The reported state (``_state``); then, once a standard state replaces the custom ones,
-        the state before them is forgotten (read only under a custom state: no explorer state
-        differs by it elsewhere)."""
-        self._state(sid, upd, line, msg)
-        state = upd.get("state")
-        if type(state) is str and state in STANDARD_STATES:
-            self.sessions[sid].before_custom = "idle"
-
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The reported state: work starting, blocking, resuming and ending; an idle's stop
-        reason."""
+        reason. Once a standard state replaces the custom ones, the state before them
+        (``before_custom``) is forgotten (read only under a custom state: no explorer state
+        differs by it elsewhere)."""
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         st = self.sessions.get(sid) or self._session(sid)
         prev = fs.state
@@ -516,6 +514,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 ) and not self.between.blocked_on_user(self._asking(sid, st)):
                     st.ra_line = line
         if new != "idle":
+            if new in STANDARD_STATES:
+                st.before_custom = "idle"
             if not st.work:
                 st.work = 1
             st.await_active.clear()
@@ -531,6 +531,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 elif prev == "requires_action" and new == "running":
                     self._gx[_RA_GROUP_KEY] += 1
             return
+        before_custom, st.before_custom = st.before_custom, "idle"
         st.last_std = "idle"
         st.asked = False
         st.begun.clear()  # (a message first seen after it is not begun by the work it ended)
@@ -556,16 +557,16 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 )
         if prev in ACTIVE:
             self._gx[_END_STOP_KEY if named else _END_GROUPS_KEY] += 1
-            self._ends(sid, upd, line, msg)
+            self._ends(sid, st, fs, upd, line, msg)
         else:
             if prev == "idle":
                 self._ex["TRANS-01"] += 1
             if named:  # no work reported active ends here: does the idle still report a completion?
                 self._ex[_NAMED_STOP] += 1
-                self._unreported_end(sid, reason, completed, line, msg)
+                self._unreported_end(sid, reason, completed, before_custom, line, msg)
                 if prev == "idle" and self.new_reason_completes:
                     st.last_reason = reason
-        if self.between.confirming_idle(bool(fs.cancel_line), False):
+        if self.between.confirming_idle(fs.cancel_line > 0, False):
             self._confirmation(fs, reason, sid, line, msg)
         if prev in ACTIVE and reason == fgm.CANCELLED:  # (see "What else of corresponding ...")
             self._ex[_STOP_RULE] += 1
@@ -640,18 +641,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 (RESUME_WINDOW_IDLE,),
             )
 
-    def _unreported_end(self, sid: str, reason: Any, completed: bool, line: int, msg: Message) -> None:
+    def _unreported_end(
+        self, sid: str, reason: Any, completed: bool, before_custom: str, line: int, msg: Message
+    ) -> None:
         """An idle that ends no work reported active (a repeated idle, or one after a custom state
         that followed idle) but reports a completion all the same (``model.foreground``
         idle_reports_completion: a stop reason with no earlier completion in the session to
         carry, or under ``repeated-idle-new-stop-reason=completion`` a new one): the work it
         ended was under way in the state reported before it, judged as the foreground table
         judges output there (FG-02, FG-01 with no prompt waiting; STATE-04 under a custom state
-        the Client did not advertise)."""
+        the Client did not advertise; ``before_custom``: the session's, before this idle)."""
         st = self.sessions[sid]
         prev = self.facts.sessions[sid].state  # (the facts are updated after this message)
         custom = prev not in STANDARD_STATES
-        if prev != "idle" and not (custom and st.before_custom == "idle"):
+        if prev != "idle" and not (custom and before_custom == "idle"):
             return  # (``last_std`` is already this idle's: the state before the custom one decides)
         completed = completed or not self.facts.from_start(sid)
         if not fgm.idle_reports_completion(reason, st.last_reason, completed, self.new_reason_completes):
@@ -669,10 +672,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
         self._started(sid, rule, line, what, msg, readings)
 
-    def _ends(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+    def _ends(
+        self, sid: str, st: _Session, fs: SessionFacts, upd: dict[str, Any], line: int, msg: Message
+    ) -> None:
         """The idle ending active work (the caller counted ``_END_GROUPS_KEY``)."""
-        st = self.sessions[sid]
-        fs = self.facts.sessions[sid]
         prev = fs.state  # (the facts are updated after this message)
         reason = upd.get("stopReason")
         st.prompted = False
@@ -681,7 +684,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_end = fs.interval
         if self.new_reason_completes:
             st.last_reason = reason if type(reason) is str else None
-        st.last_end_cancel = bool(fs.cancel_line) and self.between.confirms_cancellation(
+        st.last_end_cancel = fs.cancel_line > 0 and self.between.confirms_cancellation(
             reason, self.takes_effect
         )
         # The stop reason is judged here (FG-06) unless a cancel reached the work and the work
@@ -816,14 +819,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.prompted = True
         if fs.state == "idle" and not fs.resuming:
             st.await_active.add(msg["id"])
-        elif not self.between.steer and fs.state in ACTIVE and not fs.resuming:
+        elif not self.steer and fs.state in ACTIVE and not fs.resuming:
             st.steered[("p", msg["id"])] = fs.interval
 
     @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
             return
-        st = self._session(sid)
+        st = self.sessions.get(sid) or self._session(sid)
         rid = msg["id"]
         if "result" in msg and not self.facts.active(sid):
             st.prompted = True  # its work may start now, even one held through the last idle
@@ -859,7 +862,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A user message first reported during active work, where steering is not allowed
         (``model.between`` STEERING with steer false)."""
-        if self.between.steer:
+        if self.steer:
             return
         mid = upd.get("messageId")
         fs = self.facts.sessions.get(sid)

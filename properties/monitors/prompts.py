@@ -526,9 +526,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             types = (block.get("type") if type(block) is dict else None for block in content)
             bad = self.between.unadvertised(types, allowed, facts.custom_prompt_ok)
         self._gx[_SENT_KEY] += 1
+        fs = facts.sessions.get(sid) if sid is not None else None
         missing = self.between.setup_missing(
             facts.init_pending,
-            sid is not None and facts.in_window(sid),
+            fs is not None and fs.resuming > 0,  # (in its session's resume window)
             facts.opening is True and sid is not None and sid not in facts.set_up,  # nothing set it up
         )
         if missing is not None:
@@ -558,7 +559,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         blocks = None if self.content_free else _blocks(content)
         self.received += 1
-        fs = facts.sessions.get(sid)
         # received while idle is reported (the state seen, outside resume windows)
         idle = (ps.state_seen or facts.from_start(sid)) and (
             fs is None or (fs.state == "idle" and not fs.resuming)
@@ -647,10 +647,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- answers -------------------------------------------------------------------------
     @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        if sid is None:
+            return
+        ps = self.sessions.get(sid)
+        if ps is None:
+            return
         rid = msg["id"]
-        ps = self.sessions.get(sid) if sid is not None else None
-        rec = ps.pending.pop(rid, None) if ps is not None else None
-        if sid is None or ps is None or rec is None:
+        rec = ps.pending.pop(rid, None)
+        if rec is None:
             return
         error = "error" in msg
         st = ps.started
@@ -849,12 +853,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 del ps.unclaimed[after]
                 ps.claimed[after] = rid
         else:
-            self._gx[_RETURNED_KEY] += 1
             other = self.between.earlier_submission(mid, ps.claimed)
             own = other is None and mid in ps.claimed  # taken as the Agent's own insertion
             first = 0 if other is not None else ps.unclaimed.pop(mid, 0) or ps.optional.pop(mid, 0)
-            if first or own:
-                self._ex[AHEAD] += 1
+            self._gx[_RETURNED_AHEAD_KEY if first or own else _RETURNED_KEY] += 1
             # (insertion follows receipt: a hidden one may have come before a later report)
             replayed = ps.replayed.get(mid, 0)
             found = self.between.returned_id_breach(mid, ps.claimed, first, rec.line, replayed)
@@ -1050,33 +1052,35 @@ class PromptMonitor(SessionMonitor["_Session"]):
             new = "?"  # (a malformed state places no work)
         resuming = fs is not None and fs.resuming
         active = new in ACTIVE
-        if active and before not in ACTIVE and ps.started is None:
-            # a prompt waiting since it was received while idle was reported: inserted while
-            # idle (awaiting this work) or still uninserted, the work is not the Agent's own
-            bound = False
-            for p in ps.pending.values():
-                if p.idle_receipt and not ps.worked(p):
-                    bound = True
-                    break
-            awaited = ps.inserted_idle or bound
-            ps.started = (frozenset(ps.pending), awaited, False, bool(ps.pending), False)  # a start
-            if ps.own_wait is not None and not resuming:
-                if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
-                    self._own_breach(ps, sid, line, False, False)
-                elif ps.pending:  # its own unless a prompt waiting now was never inserted, or
-                    # awaited this work (then a breach unless that prompt returns its ID: ACC-07)
-                    ps.own_wait = (*ps.own_wait[:5], frozenset(ps.pending), bound)
-                else:
-                    ps.own_wait = None  # the Agent's own work starts: the message was its insertion
-        elif new == "idle":
+        if new == "idle":
             ps.started = None
             if ps.own_wait is not None and not resuming and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, line, False, False)
             if ps.inserted_idle and not resuming:
                 ps.inserted_idle = self.between.awaits_work_after_idle(True, before not in _PLACED)
-        if active:
-            ps.inserted_idle = False
-        if new != "idle":
+        else:
+            if active:
+                if before not in ACTIVE and ps.started is None:
+                    # a prompt waiting since it was received while idle was reported: inserted
+                    # while idle (awaiting this work) or still uninserted, the work is not the
+                    # Agent's own
+                    bound = False
+                    for p in ps.pending.values():
+                        if p.idle_receipt and not ps.worked(p):
+                            bound = True
+                            break
+                    awaited = ps.inserted_idle or bound
+                    ps.started = (frozenset(ps.pending), awaited, False, bool(ps.pending), False)  # a start
+                    if ps.own_wait is not None and not resuming:
+                        if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
+                            self._own_breach(ps, sid, line, False, False)
+                        elif ps.pending:  # its own unless a prompt waiting now was never inserted,
+                            # or awaited this work (then a breach unless that prompt returns its
+                            # ID: ACC-07)
+                            ps.own_wait = (*ps.own_wait[:5], frozenset(ps.pending), bound)
+                        else:  # the Agent's own work starts: the message was its insertion
+                            ps.own_wait = None
+                ps.inserted_idle = False
             ps.non_idle += 1  # every prompt waiting now has worked
         if resuming and self.between.resume_snapshot(True, fs is not None and fs.shown and before in ACTIVE):
             if not ps.owner_working:
@@ -1241,6 +1245,8 @@ _SUCCESS_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
 _RETURNED_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED)
 """Exercised by a success response that returns a string messageId."""
+_RETURNED_AHEAD_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED, AHEAD)
+"""Exercised by one whose messageId was reported before it (or taken as the Agent's own)."""
 _UNACCOUNTED_WHY = {
     REFUSED: "and a prompt received before it was answered with an error",
     SAME_ID: "under an ID that no prompt response returned or can still return",
