@@ -60,7 +60,7 @@ def walk(
     """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``
     (``stop``: why it stopped, as that scheduler says)."""
     rng = random.Random(seed)
-    world = World(cfg, faults, new_monitors(monitors, cfg), record=False, views=False)
+    world = World(cfg, faults, new_monitors(True, cfg) if monitors else None, record=False, views=False)
     # the world lists each event it performs
     out = Replay(world, world.events)
     breaches = out.breaches
@@ -116,12 +116,13 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     """Walks ``start .. start+count-1`` (module-level so a process pool can pickle it)."""
     base, start, count, steps, cfg, faults, monitors = args
     res = ChunkResult()
+    taken: list[Event] = []  # every walk's events, counted at the end (``event_counts``)
     with recording() as rows:
         for index in range(start, start + count):
             w = walk(walk_seed(base, index), steps, cfg, faults, monitors)
             res.walks += 1
             res.steps += len(w.events)
-            res.events.update(event_counts(w.events))
+            taken += w.events
             res.stops[w.stop] += 1
             if w.world.monitors is not None:
                 res.exercised.update(w.world.monitors.exercised)
@@ -133,6 +134,7 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
                 res.hits[b.rule] += 1
                 _Hit(index, b, w.events).keep(res.first)
     res.rows.update(rows)
+    res.events.update(event_counts(taken))
     return res
 
 

@@ -283,8 +283,6 @@ class Agent(Freedoms, Deviating):
         allowed = self._can("prompt", st, self.prompt_ctx[rid == waiting])
         if not allowed:
             return
-        # how a covered prompt with unadvertised content may be answered (``model.between``)
-        answers = self.between.covered_invalid_answers(self.rd["cancelled-invalid-prompt"])
         unadvertised = p[4] == "unadvertised"
         for trigger in _PROMPT_TRIGGERS:
             if trigger not in allowed:
@@ -317,6 +315,8 @@ class Agent(Freedoms, Deviating):
                 ):
                     add(("agent", "insert", rid))
             elif trigger == "withdraw":
+                # how a covered prompt with unadvertised content may be answered (``model.between``)
+                answers = self.between.covered_invalid_answers(self.rd["cancelled-invalid-prompt"])
                 if st == prm.COVERED and unadvertised and "invalid" in answers:
                     add(("agent", "withdraw_invalid", rid))  # -32602
                 if not (st == prm.COVERED and unadvertised and "cancelled" not in answers):

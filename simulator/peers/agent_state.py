@@ -344,6 +344,8 @@ class AgentState:
 
     def _forced(self, machine: str, state: str) -> tuple[Forbidden, ...]:
         """The forbidden cells of ``machine`` in ``state`` a seeded bug fires."""
+        if not self.deviations:
+            return ()
         return deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state)
 
     def _fire(self, machine: str, state: str, trigger: str, ctx: Any = None) -> str:
@@ -354,7 +356,7 @@ class AgentState:
         moves are written for it), and the breach is still marked (the checker sets it aside)."""
         spec = self.specs[machine]
         ctx = ctx or {}
-        for d in self._forced(machine, state) if self.deviations else ():
+        for d in self._forced(machine, state):
             if d.trigger != trigger:
                 continue
             ctx = {**ctx, **d.ctx}  # the faulty Agent's reason
@@ -370,8 +372,7 @@ class AgentState:
 
     def _oldest_waiting(self) -> int | None:
         """The prompt ``held_in_order`` lets go in next (``model.between``)."""
-        waiting = (r for r in self.prompts if self.prompts[r][0] in _INSERTABLE)
-        found = self.between.oldest_waiting(waiting)
+        found = self.between.oldest_waiting(r for r, p in self.prompts.items() if p[0] in _INSERTABLE)
         return found if isinstance(found, int) else None
 
     def _fg_tools_live(self) -> list[str]:

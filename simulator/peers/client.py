@@ -207,8 +207,8 @@ class Client:
     (a session/prompt waits for every resume of the session to be answered)."""
 
     def __post_init__(self, given: ClientView | BlindView | None) -> None:
-        faults = self.faults - set(CLIENT_SIDE_FAULTS)
-        self.view = given if given is not None else client_view(faults, self.cfg.reading_map())
+        view_faults = self.faults.difference(CLIENT_SIDE_FAULTS)
+        self.view = given if given is not None else client_view(view_faults, self.cfg.reading_map())
         self.tables = tables_of(self.cfg.variant)
         self.deviations = deviations.of(self.faults, "client")
         self.follows = follows_withdrawals(self.tables)

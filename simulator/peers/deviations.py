@@ -48,7 +48,7 @@ D = TypeVar("D", bound=Deviation)
 def of(faults: Iterable[str], side: Actor = "agent") -> tuple[Deviation, ...]:
     """``side``'s deviations among ``faults``, in this module's order."""
     names = set(faults)
-    return tuple(d for d in DEVIATIONS if d.name in names and d.side == side)
+    return tuple(d for d in DEVIATIONS if d.name in names and d.side == side) if names else ()
 
 
 def matching(deviations: Iterable[Deviation], cls: type[D], /, **fields: object) -> tuple[D, ...]:

@@ -43,6 +43,4 @@ class Transport:
 
     def client_deliveries(self) -> range:
         """Indices of agent -> client messages that may be delivered next."""
-        if not self.to_client:
-            return range(0)
-        return range(1) if self.ordered else range(len(self.to_client))
+        return range(1 if self.ordered and self.to_client else len(self.to_client))

@@ -69,7 +69,9 @@ class Hidden(NamedTuple):
     rule: str
 
 
-ALL_FAULTS = frozenset(AGENT_FAULTS) | frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS)
+_AGENT_SIDE = frozenset(AGENT_FAULTS)
+_CLIENT_SIDE = frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS)
+ALL_FAULTS = _AGENT_SIDE | _CLIENT_SIDE
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -108,9 +110,9 @@ class World:
             raise ValueError("the monitors judge under other readings than the run's (Config.readings)")
         if monitors is not None and monitors.monitors and monitors.variant != cfg.variant:
             raise ValueError("the monitors judge under another variant than the run's (Config.variant)")
-        self.agent = Agent(cfg, faults & frozenset(AGENT_FAULTS))
-        client_faults = faults & (frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS))
-        view_faults = client_faults & frozenset(CLIENT_FAULTS)
+        self.agent = Agent(cfg, faults & _AGENT_SIDE)
+        client_faults = faults & _CLIENT_SIDE
+        view_faults = client_faults.intersection(CLIENT_FAULTS)
         self.client = Client(cfg, client_faults, None if views or view_faults else BlindView())
         self.net = Transport(cfg.capacity, cfg.transport)
         self.reference = ClientView(readings=cfg.reading_map()) if view_faults else None
