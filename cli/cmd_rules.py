@@ -61,28 +61,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--spec",
         metavar="PATH",
-        action=_Given,
-        default=str(default_spec()),
-        help="the spec text, for line numbers (default %(default)s; without it the table has no "
-        "line numbers, a path given that cannot be read is an error)",
+        help=f"the spec text, for line numbers (default {default_spec()}; without it the table has no "
+        "line numbers, a path given that cannot be read is an error)".replace("%", "%%"),
     )
-    parser.set_defaults(spec_given=False)
     return parser
-
-
-class _Given(argparse.Action):
-    """Stores the value and notes that it was given (``spec_given``): a default spec that cannot be
-    read degrades to no line numbers, a ``--spec`` named on the command line is a usage error."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, values)
-        namespace.spec_given = True
 
 
 def _select(args: argparse.Namespace) -> tuple[Rule, ...]:
@@ -115,8 +97,9 @@ def run(args: argparse.Namespace) -> int:
     rules = _select(args)
     if not rules:
         raise UsageError("no rule matches the given --level and --section")
-    spec, why = _spec_text(args.spec)
-    if why and args.spec_given:
+    path = str(default_spec()) if args.spec is None else args.spec  # the default may be unreadable
+    spec, why = _spec_text(path)
+    if why and args.spec is not None:
         raise UsageError(f"--spec {why}")
     if why:
         sys.stderr.write(f"acp-model rules: no spec line numbers: {why} (see README, Set-up)\n")
@@ -125,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         show(dumps([rule_json(rule, lines, text) for rule in rules]))
     elif args.ids:
-        show("\n\n".join("\n".join(full(r, text, args.spec)) for r in rules) + "\n")
+        show("\n\n".join("\n".join(full(r, text, path)) for r in rules) + "\n")
     else:
         show(table(rules, lines))
     return EXIT_OK
