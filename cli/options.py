@@ -1,19 +1,15 @@
 """The options several commands share, each declared once, and their checks.
 
-Owns: ``--json`` (``add_json_option``: each command names what its JSON is), ``--quiet`` (no
-progress), ``--fail-on`` (the failing level; each command words its help), ``--fault`` (a seeded
-bug; each command says what it does with one), ``--max-findings`` and ``--html`` (``check`` and
-``replay``), the value type ``positive_int``; ``--reading NAME=ALTERNATIVE`` (``acp-model
-readings --help`` lists the commands taking it, derived from their parsers) and its checked
-mapping (``chosen_readings``); ``--variant FILE`` and ``--drop RULE-ID`` (their help says what
-the command does with a variant: its ``role``), the variant they describe merged under the
-``--reading`` choices (a ``--reading`` wins, ``variant_and_readings``) and what a variant gives
-the simulated peers, said (``variant_lines``); ``--jobs N`` and ``--cluster local|ADDRESS``, the
-one way every long command uses more cores (``add_pool_options``, and ``pool_of``: a
-``simulator.workers.Workers``, not started; ``--jobs N`` is N local worker processes, 1: this
-process; with ``--cluster``, N Ray workers; the answers are the same for any N). Every bad value
-is a one-line usage error naming the option or file and the entry, exit 2 (a cluster that cannot
-be used raises ``ClusterError``, which ``cli.main`` prints the same way).
+Owns: ``--json``, ``--quiet``, ``--fail-on``, ``--fault``, ``--max-findings`` and ``--html``
+(each command words what it does with them), the value type ``positive_int``; ``--reading
+NAME=ALTERNATIVE`` and its checked mapping (``chosen_readings``); ``--variant FILE`` and ``--drop
+RULE-ID``, the variant they describe merged under the ``--reading`` choices (a ``--reading``
+wins: ``variant_and_readings``) and what it gives the simulated peers (``variant_lines``);
+``--jobs N`` and ``--cluster local|ADDRESS``, the one way every long command uses more cores
+(``pool_of``: N local worker processes, 1: this process; with ``--cluster``, N Ray workers; the
+answers are the same for any N). Every bad value is a one-line usage error naming the option or
+file and the entry, exit 2 (a cluster that cannot be used raises ``ClusterError``, which
+``cli.main`` prints the same way).
 
 Must not know: what a command does with them, what a reading or a variant changes
 (``properties.readings``, ``properties.variants`` and ``simulator.explore.variant_runs`` do), what

@@ -310,12 +310,6 @@ def graphml(g: nx.MultiDiGraph) -> bytes:
     return buf.getvalue()
 
 
-def picture(cfg: Config, g: nx.MultiDiGraph) -> bytes:
-    from diagrams.render_mpl import composed_png
-
-    return composed_png(g, f"composed: {_state_format(cfg)}")
-
-
 @lru_cache(maxsize=1)
 def _explored(model: Model = SPEC) -> tuple[tuple[Config, nx.MultiDiGraph, dict[str, object]], ...]:
     out = []
@@ -334,7 +328,9 @@ def files(model: Model = SPEC) -> dict[str, bytes]:
         if cfg.name in WITH_GRAPHML:
             out[f"{cfg.name}.graphml"] = graphml(g)
         if cfg == DRAWN:
-            out[f"{cfg.name}.png"] = picture(cfg, g)
+            from diagrams.render_mpl import composed_png
+
+            out[f"{cfg.name}.png"] = composed_png(g, f"composed: {_state_format(cfg)}")
     out["summary.json"] = (json.dumps(summaries, indent=2) + "\n").encode()
     out["summary.md"] = ("\n".join(_summary_md(summaries, "")) + "\n").encode()
     return out

@@ -76,15 +76,9 @@ def _table(rows: list[str], link_extra: Callable[[str], str] | None) -> list[str
 def _kind(line: str) -> str:
     if not line.strip():
         return ""
-    return (
-        "h"
-        if _HEADING.match(line)
-        else "table"
-        if line.startswith("|")
-        else "list"
-        if line.startswith("- ")
-        else "p"
-    )
+    if _HEADING.match(line):
+        return "h"
+    return "table" if line.startswith("|") else "list" if line.startswith("- ") else "p"
 
 
 def to_html(markdown: str, link_extra: Callable[[str], str] | None = None) -> str:

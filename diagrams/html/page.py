@@ -217,14 +217,8 @@ def _placed(page: Page) -> tuple[list[Row], list[Finding]]:
     seen: dict[int, int] = {}
     for i, (line, _, _) in enumerate(rec.messages):
         k = seen[line] = seen.get(line, -1) + 1
-        rows.append(
-            (
-                line,
-                i,
-                f"L{line}" if k == 0 else f"L{line}-{k}",
-                by_line.get(line, []) if last[line] == i else [],
-            )
-        )
+        ident = f"L{line}" if k == 0 else f"L{line}-{k}"
+        rows.append((line, i, ident, by_line.get(line, []) if last[line] == i else []))
     rows += [(line, None, f"L{line}", found) for line, found in by_line.items() if line not in last]
     rows.sort(key=lambda r: r[0])
     return rows, [f for f in page.findings if f.line is None]

@@ -16,7 +16,6 @@ Must not know: how the report is computed, the command line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
@@ -26,6 +25,7 @@ from diagrams.html.page import asset, head
 from diagrams.html.runs import transcript_page
 from diagrams.witness import drawing
 from properties.variants import Variant, from_json
+from simulator.harness.drive import transcript_item
 
 _STYLE = asset("report.css")
 
@@ -41,12 +41,7 @@ def page_of_transcript(transcript: str) -> str | None:
 
 
 def _lines(data: bytes) -> list[tuple[str, Any]]:
-    out = []
-    for raw in data.decode("utf-8").splitlines():
-        if raw.strip():
-            item = json.loads(raw)
-            out.append((item["from"], item["message"]))
-    return out
+    return [item for line in data.splitlines() if (item := transcript_item(line)) is not None]
 
 
 def _witness(
