@@ -72,7 +72,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from diagrams.spec_report.page import Options, build  # matplotlib and the explorers: only when run
+    from diagrams.spec_report import Options, build  # matplotlib and the explorers: only when run
 
     check_folder(args.out, "--out")
     variant, readings = variant_and_readings(args)

@@ -320,13 +320,13 @@ class _Stderr(io.StringIO):
 def test_progress_only_on_a_terminal_and_never_with_quiet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tty: bool, quiet: bool, progress: bool, closing: bool
 ) -> None:
-    import diagrams.spec_report.page
+    import diagrams.spec_report
 
     def build(opts: object, say: Callable[[str], None]) -> dict[str, object]:
         say("part decidability: started")
         return {"partial": []}
 
-    monkeypatch.setattr(diagrams.spec_report.page, "build", build)
+    monkeypatch.setattr(diagrams.spec_report, "build", build)
     err = _Stderr(tty)
     monkeypatch.setattr(sys, "stderr", err)
     argv = ["spec-report", "--out", str(tmp_path / "r"), *(["--quiet"] if quiet else [])]

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``diagrams.spec_report.page.build`` runs its parts twice for ``--variant``: once for the spec as written
+``diagrams.spec_report.build`` runs its parts twice for ``--variant``: once for the spec as written
 (the ``--reading`` choices alone) and once under the variant (its readings under them). This
 module reads the two ``Context`` results and writes the section that opens the variant's page:
 
