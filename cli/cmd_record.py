@@ -3,7 +3,7 @@
 Owns: the options, the output file, the live check: with ``--check``, findings go to standard
 error as the live check makes them, and a summary when the Agent has exited; ending with the
 Agent's exit code (128 + N when a signal N ended it). The proxy itself (pipes, pumps, signals,
-when the recording is complete) is ``simulator.harness.record``.
+when the recording is complete) is ``simulator.harness.proxy.record``.
 
 Must not know: what the monitors check, the model.
 """
@@ -23,8 +23,7 @@ from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck
 from simulator.harness.child import StartError
-from simulator.harness.proxy import TranscriptWriter
-from simulator.harness.record import record
+from simulator.harness.proxy import TranscriptWriter, record
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

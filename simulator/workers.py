@@ -2,14 +2,13 @@
 
 Owns: ``Workers`` (an ordered map of a module-level function over picklable jobs: in this
 process, on a pool of local processes, or as Ray tasks on a cluster), ``PoolError`` (a worker
-died: one line, saying how it ended and the likely cause, with the hint to give fewer ``--jobs``)
-and its kind ``ClusterError`` (Ray could not be used or a task failed: one line), starting or
-joining Ray (``local``: a private instance
-with one CPU per worker, even where a cluster that ``ray start`` runs on this machine would be
-joined by default, started in a thread while the first jobs run in this process; ``HOST:PORT``:
-a running cluster, checked first by a TCP connection and a trial join in a child process, so an
-address where no Ray cluster answers is a one-line error within seconds), ``TaskProgress`` and
-``peak_rss``.
+died: one line, how it ended, the likely cause and the hint to give fewer ``--jobs``) and its
+kind ``ClusterError`` (Ray could not be used or a task failed), starting or joining Ray
+(``local``: a private instance with one CPU per worker, even where a cluster that ``ray start``
+runs on this machine would be joined by default, started in a thread while the first jobs run in
+this process; ``HOST:PORT``: a running cluster, checked first by a TCP connection and a trial
+join in a child process, so an address where no Ray cluster answers is a one-line error within
+seconds), ``TaskProgress`` and ``peak_rss``.
 
 The work units are the plainly parallel ones: explorations of the readings matrix and of a
 comparison, the slices of the exhaustive search, random-walk and hypothesis chunks, decidability

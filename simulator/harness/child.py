@@ -1,17 +1,14 @@
 """The Agent as a child process: starting its command, the bytes to and from its pipes, and how
 it ended.
 
-Owns: ``start`` (the command with piped standard input and output, unbuffered, in a process
-group of its own; ``StartError`` when it cannot be started), ``Sink`` (every byte written to a
-descriptor; after the first failure, a reader that left, the rest dropped), ``read`` and
-``chunks`` and ``drain`` (what a descriptor gives, until its end or without waiting),
-``exit_code`` and ``status_text`` (how it ended, as a
-shell and as a report say it), and ``ProcessPeer``: the Agent of one ``drive`` run, NDJSON lines
-sent and read with time-outs, its standard error passed on with its last lines kept, and the
-lockstep pipes offered to it (an Agent that takes them, ``acp-model agent``, moves in the
-driver's turns: ``simulator.harness.serve``).
+Owns: ``start`` (``StartError`` when the command cannot be started), ``Sink``, ``read``,
+``chunks`` and ``drain`` (the bytes of a descriptor), ``exit_code`` and ``status_text`` (how it
+ended, as a shell and as a report say it), and ``ProcessPeer``: the Agent of one ``drive`` run,
+NDJSON lines sent and read with time-outs, its standard error passed on with its last lines
+kept, and the lockstep pipes offered to it (an Agent that takes them, ``acp-model agent``, moves
+in the driver's turns: ``simulator.harness.serve``).
 
-Used by ``record`` (the proxy), ``drive`` and ``campaign`` (a fresh Agent per run) and ``serve``
+Used by ``proxy`` (``record``), ``drive`` and ``campaign`` (a fresh Agent per run) and ``serve``
 (the model served as an Agent: there the descriptors are our own).
 
 Must not know: transcripts, the monitors, what the lines mean.
