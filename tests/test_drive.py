@@ -903,6 +903,18 @@ def test_shrinking_says_how_far_it_got() -> None:
     assert said[-1].startswith(f"confirming {len(shrunk.choices)} choices with 3 replays")
 
 
+def test_drive_options_default_to_the_drive_settings() -> None:
+    """The command's defaults are the driver's (``Settings``), stated twice only to keep the
+    parser's start-up light: the start-up wait is the generous 30 s (review51 F4: an Agent
+    took 6.9 s to answer initialize on a loaded machine)."""
+    from cli.main import build_parser
+
+    args = build_parser().parse_args(["drive", "--", "x"])
+    for name in ("steps", "timeout", "startup", "silence"):
+        assert getattr(args, name) == getattr(Settings, name), name
+    assert Settings.startup == 30.0
+
+
 def test_drive_silence_and_its_deprecated_old_name_quiet() -> None:
     from cli.main import build_parser
 

@@ -94,8 +94,10 @@ class Peer(Protocol):
 class Settings:
     steps: int = 30
     timeout: float = 5.0
-    startup: float = 10.0
-    """How long the Agent may take to answer ``initialize`` (at least ``timeout``)."""
+    startup: float = 30.0
+    """How long the Agent may take to answer ``initialize`` (at least ``timeout``): an Agent
+    started through a package runner (``npx``) or on a loaded machine may take many seconds, and
+    waiting longer costs only when the Agent never answers."""
     silence: float = 0.05
     """Seconds without a line from the Agent after which the driver takes its next choice."""
     fail_on: str = "must"
