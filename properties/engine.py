@@ -316,20 +316,26 @@ class MonitorSet:
         return bool(complete(session))
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self) -> MonitorSet:
+    def clone(self, fresh: bool = False) -> MonitorSet:
         """An independent copy: feeding one never changes the other (configuration, readings,
-        the variant and the dispatch tables are shared)."""
+        the variant and the dispatch tables are shared). ``fresh``: the copy starts with no
+        findings and no exercise counts (the exhaustive search's step, which reports only what
+        one message adds)."""
         new = MonitorSet.__new__(MonitorSet)
         new.__dict__.update(self.__dict__)
         new._complete = False
         new.pending_client = dict(self.pending_client)
         new.pending_agent = dict(self.pending_agent)
-        new._exercised = Counter(self._exercised)
-        new._counts = self._counts.copy()
-        new._groups = self._groups.copy()
-        new.findings = list(self.findings)
+        if fresh:
+            new._exercised, new.findings, new._new = Counter(), [], []
+            new._counts, new._groups = defaultdict(int), defaultdict(int)
+        else:
+            new._exercised = Counter(self._exercised)
+            new._counts = self._counts.copy()
+            new._groups = self._groups.copy()
+            new.findings = list(self.findings)
+            new._new = list(self._new)
         new.set_aside = Counter(self.set_aside)
-        new._new = list(self._new)
         new.monitors = list(self.monitors)
         for i in self._made:  # required ones first: the others look them up
             new.monitors[i] = new.monitors[i].clone(new)

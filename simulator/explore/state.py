@@ -357,9 +357,7 @@ class Monitors:
 
     def _feed(self, i: int, n: int, x: int) -> Local:
         table = self._sets[i]
-        ms = table.reps[n].clone()
-        ms.findings.clear()
-        ms.exercised.clear()
+        ms = table.reps[n].clone(fresh=True)
         self.line += 1
         found = ms.feed(self.msgs.sender(x), self.msgs.reps[x], self.line)
         breaches = tuple(Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule")
@@ -376,8 +374,7 @@ class Monitors:
         if got is None:
             got = ()
             for table, n in zip(self._sets, self.parts[m], strict=True):
-                ms = table.reps[n].clone()
-                ms.exercised.clear()
+                ms = table.reps[n].clone(fresh=True)
                 got += tuple(
                     Breach(f.rule, "eventually", f.explanation)
                     for f in ms.finish(quiescent=True)
