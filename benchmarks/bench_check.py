@@ -1,7 +1,7 @@
 """Throughput and memory of ``acp-model check`` (cli/cmd_check.py over properties/transcript.py).
 
 Run: ``python benchmarks/bench_check.py [--messages N] [--sessions K] [--repeat R] [--no-rss]
-[--random-ids] [--chunks C]``.
+[--random-ids] [--chunks C] [--instructions]``.
 
 Writes a transcript of N messages (default 1,000,000) to a temporary folder: the basic prompt
 turn of tests/data/basic_turn.ndjson (prompt, user_message, running, agent_message_chunk,
@@ -24,6 +24,13 @@ It prints messages/s and the ratio to the baseline for each, best of R interleav
 running each mode on N/10, N/3 and N messages (``VmHWM`` from /proc/self/status;
 ``resource.getrusage`` where /proc is absent: on Linux it inherits the parent's high-water
 mark). Figures only: no asserts.
+
+``--instructions`` times nothing: it runs each mode once in a fresh process under
+``valgrind --tool=cachegrind`` (and one that only starts up, subtracted) and prints
+instructions per message and their ratio to the baseline's. On a shared or noisy machine, where
+the clock moved this ratio between 9x and 14x for the same tree, the count does not move; it
+reads lower than the clock's ratio (Python code retires fewer instructions per cycle than the
+orjson loop), so it compares trees, not the floor itself. Use a small ``--messages`` (20000).
 
 What the check's memory grows with: not with the number of messages as such, but with what
 the rules must remember per session: every agent message ID and every messageId a prompt
@@ -147,6 +154,8 @@ def run_check(path: Path) -> int:
 
 
 MODES = {"baseline": run_baseline, "reader": run_reader, "dispatch": run_dispatch, "check": run_check}
+CHILD_MODES = {**MODES, "none": lambda path: 0}
+"""What a measuring subprocess may run; ``none``: only the start-up, subtracted from the others."""
 
 
 def timed(mode: str, path: Path) -> tuple[float, int]:
@@ -174,7 +183,7 @@ def _peak_kib() -> int:
 
 def peak_rss_child(mode: str, path: Path) -> None:
     """Entry point of the measuring subprocess: run one mode and print peak RSS in KiB."""
-    MODES[mode](path)
+    CHILD_MODES[mode](path)
     print(_peak_kib(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
@@ -188,6 +197,29 @@ def peak_rss(mode: str, path: Path) -> int:
     return int(out.stdout.split()[0])
 
 
+def instructions(mode: str, path: Path) -> int:
+    """Instructions a fresh process runs for ``mode`` on ``path`` (cachegrind's ``I refs``)."""
+    out = subprocess.run(
+        ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+         sys.executable, __file__, "--rss-child", mode, str(path)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    for text in out.stderr.splitlines():
+        if "I" in text and "refs:" in text:
+            return int(text.split("refs:")[1].replace(",", ""))
+    raise RuntimeError(f"no instruction count in valgrind's output: {out.stderr[-300:]}")
+
+
+def report_instructions(modes: list[str], path: Path, n: int) -> None:
+    """Instructions per message of each mode, start-up subtracted, and the ratio to the baseline:
+    what the clock cannot show on a loaded or noisy machine."""
+    start = instructions("none", path)
+    per = {mode: (instructions(mode, path) - start) / n for mode in modes}
+    print(f"instructions per message (cachegrind; start-up, {start:,}, subtracted):")
+    for mode in modes:
+        print(f"{mode:<9} {per[mode]:12,.0f} {per[mode] / per['baseline']:10.2f}x baseline")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--messages", type=int, default=1_000_000, help="messages in the timed transcript")
@@ -199,6 +231,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--chunks", type=int, default=1, help="agent_message_chunk updates per agent message (streaming)"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per message under valgrind (cachegrind) instead of timing; use a "
+        "small --messages, such as 20000",
     )
     parser.add_argument("--rss-child", nargs=2, metavar=("MODE", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -222,6 +260,9 @@ def main() -> None:
         print(f"python {sys.version.split()[0]} on {host}")
         if not full:
             print("properties.monitors.ALL_MONITORS is not available: full check not measured")
+        if args.instructions:
+            report_instructions(modes, big, n)
+            return
         run_baseline(big)  # warm the page cache
         best = dict.fromkeys(modes, float("inf"))
         for _ in range(args.repeat):  # modes interleaved, so load changes hit them alike
