@@ -34,7 +34,7 @@ from simulator.harness.campaign import (
     replay_text,
 )
 from simulator.harness.child import StartError
-from simulator.harness.drive import Settings
+from simulator.harness.settings import Settings
 from simulator.peers.driver_client import ScriptError, load_script
 
 

@@ -20,6 +20,7 @@ from cli.options import (
     add_reading_option,
     positive_int,
 )
+from simulator.harness.settings import Settings
 
 MAX_SECONDS = 86400
 """The longest wait a seconds option takes (past what a clock holds, waits raised OverflowError)."""
@@ -69,30 +70,34 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the first run (run i uses seed+i)")
     p.add_argument("--runs", type=positive_int, default=10, metavar="K", help="runs (default 10)")
     p.add_argument(
-        "--steps", type=positive_int, default=30, metavar="S", help="choice points per run (default 30)"
+        "--steps",
+        type=positive_int,
+        default=Settings.steps,
+        metavar="S",
+        help=f"choice points per run (default {Settings.steps})",
     )
     p.add_argument(
         "--timeout",
         type=_seconds,
-        default=5.0,
+        default=Settings.timeout,
         metavar="SEC",
-        help="how long the Agent may stay silent while it owes something (default 5)",
+        help=f"how long the Agent may stay silent while it owes something (default {Settings.timeout:g})",
     )
     p.add_argument(
         "--startup",
         type=_seconds,
-        default=30.0,  # simulator.harness.drive.Settings.startup (not imported: 0.6 s at start-up)
+        default=Settings.startup,
         metavar="SEC",
-        help="how long the Agent may take to answer initialize after it starts (default 30; at "
-        "least --timeout)",
+        help=f"how long the Agent may take to answer initialize after it starts (default "
+        f"{Settings.startup:g}; at least --timeout)",
     )
     p.add_argument(
         "--silence",
         type=_seconds,
-        default=0.05,
+        default=Settings.silence,
         metavar="SEC",
         help="seconds without a line from the Agent after which the driver takes its next choice "
-        "(default 0.05); not used with an Agent that moves in the driver's turns, as "
+        f"(default {Settings.silence:g}); not used with an Agent that moves in the driver's turns, as "
         "`acp-model agent` does",
     )
     p.add_argument(

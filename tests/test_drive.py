@@ -26,8 +26,9 @@ from properties.findings import LEVEL_SEVERITY
 from properties.seeded import BY_NAME
 from simulator.analysis.mutants import MUTANTS, Mutant
 from simulator.harness.child import ProcessPeer
-from simulator.harness.drive import Settings, run_once
+from simulator.harness.drive import run_once
 from simulator.harness.drive_shrink import shrink_run
+from simulator.harness.settings import Settings
 from simulator.peers.agent import AGENT_FAULTS
 from simulator.peers.driver_client import DriverClient, load_script, script_json
 from simulator.peers.stdio_agent import StdioAgent
@@ -904,8 +905,8 @@ def test_shrinking_says_how_far_it_got() -> None:
 
 
 def test_drive_options_default_to_the_drive_settings() -> None:
-    """The command's defaults are the driver's (``Settings``), stated twice only to keep the
-    parser's start-up light: the start-up wait is the generous 30 s (review51 F4: an Agent
+    """The command's defaults are the driver's (``simulator.harness.settings.Settings``, read by
+    the parser, not restated); the start-up wait is the generous 30 s (review51 F4: an Agent
     took 6.9 s to answer initialize on a loaded machine)."""
     from cli.main import build_parser
 

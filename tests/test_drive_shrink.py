@@ -73,8 +73,8 @@ def test_a_list_that_does_not_fail_comes_back_as_it_is() -> None:
 def test_a_failure_that_comes_and_goes_gets_more_runs_per_candidate() -> None:
     """``shrink_run`` against an Agent whose bug shows every other run: the original is replayed
     twice (once it fails, once not), so every candidate gets two runs, and the report says so."""
-    from simulator.harness.drive import Settings
     from simulator.harness.drive_shrink import shrink_run
+    from simulator.harness.settings import Settings
     from simulator.peers.stdio_agent import StdioAgent
     from tests.scripted_client import InProcessPeer
 
@@ -97,8 +97,8 @@ def test_a_reduction_kept_on_a_chance_failure_is_undone() -> None:
     """An Agent that writes garbage once it got two prompts, and, by chance, in its 4th run on
     the first prompt: the shrink keeps that run's list (one prompt), which never fails again on
     replay, so the next longer list that failed (two prompts) is confirmed and reported."""
-    from simulator.harness.drive import Settings
     from simulator.harness.drive_shrink import shrink_run
+    from simulator.harness.settings import Settings
     from simulator.peers.stdio_agent import StdioAgent
     from tests.scripted_client import InProcessPeer
 

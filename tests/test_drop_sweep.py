@@ -73,7 +73,8 @@ def _compare(rule: str, tmp_path: Path) -> None:
 def _agent(rule: str) -> None:
     from cli import cmd_agent
     from cli.main import build_parser
-    from simulator.harness.drive import Settings, run_once
+    from simulator.harness.drive import run_once
+    from simulator.harness.settings import Settings
     from tests.scripted_client import InProcessPeer
 
     agent, _said = cmd_agent.build(build_parser().parse_args(["agent", "--drop", rule]))

@@ -28,8 +28,9 @@ from properties.check_report import finding_text
 from properties.findings import Finding
 from properties.outputs import write_atomic
 from simulator.harness.child import ProcessPeer
-from simulator.harness.drive import CRASHED, RunResult, Settings, run_once, transcript_item
+from simulator.harness.drive import CRASHED, RunResult, run_once, transcript_item
 from simulator.harness.drive_shrink import Shrunk, not_shrunk, shrink_run
+from simulator.harness.settings import Settings
 from simulator.peers.driver_client import Choice, script_json
 from simulator.workers import Workers
 

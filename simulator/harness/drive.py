@@ -71,10 +71,10 @@ from properties.findings import Finding
 from properties.live import LiveCheck, closed_sessions
 from simulator.harness.child import status_text
 from simulator.harness.proxy import MAX_LINE_BYTES, TranscriptWriter, entry
+from simulator.harness.settings import Settings
 from simulator.peers import wire
 from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
 
-MAX_MESSAGES = 20000
 TRANSIT_WAITS = 10
 """How many more waits a request's answer may take while the Agent is in the middle of writing
 a line (each wait with bytes of it), so that a line trickling forever still ends the run."""
@@ -88,25 +88,6 @@ class Peer(Protocol):
     def written(self) -> list[bytes]: ...
 
     def stop(self) -> str: ...
-
-
-@dataclass
-class Settings:
-    steps: int = 30
-    timeout: float = 5.0
-    startup: float = 30.0
-    """How long the Agent may take to answer ``initialize`` (at least ``timeout``): an Agent
-    started through a package runner (``npx``) or on a loaded machine may take many seconds, and
-    waiting longer costs only when the Agent never answers."""
-    silence: float = 0.05
-    """Seconds without a line from the Agent after which the driver takes its next choice."""
-    fail_on: str = "must"
-    max_messages: int = MAX_MESSAGES
-    readings: dict[str, str] = field(default_factory=dict)
-    """The ``--reading`` choices the live check judges under."""
-    elicitation: bool = False
-    """Advertise both elicitation modes (form, URL) in ``initialize`` (``--elicitation``), so the
-    Agent may elicit and the driver answers; off, none is advertised, as before."""
 
 
 @dataclass

@@ -25,7 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from simulator.explore.shrink import minimise
-from simulator.harness.drive import Peer, RunResult, Settings, run_once
+from simulator.harness.drive import Peer, RunResult, run_once
+from simulator.harness.settings import Settings
 from simulator.peers.driver_client import Choice
 
 HEARTBEAT = 10.0
