@@ -1243,9 +1243,10 @@ _ANSWERED = (prm.SPEC.eventually[prm.RECEIVED], prm.SPEC.eventually[prm.INSERTED
 stopped (the obligation a close leaves is exercised by the close)."""
 _SUCCESS_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
-_RETURNED_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED)
+_RETURNED = (*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED)
+_RETURNED_KEY = rule_group(*_RETURNED)
 """Exercised by a success response that returns a string messageId."""
-_RETURNED_AHEAD_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED, AHEAD)
+_RETURNED_AHEAD_KEY = rule_group(*_RETURNED, AHEAD)
 """Exercised by one whose messageId was reported before it (or taken as the Agent's own)."""
 _UNACCOUNTED_WHY = {
     REFUSED: "and a prompt received before it was answered with an error",
