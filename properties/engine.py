@@ -11,8 +11,8 @@ in the agent's send order, client lines in the agent's receive order). A monitor
 is certain from that order.
 
 Dispatch (the hot path): a monitor does not look at every message. It marks the methods that
-handle the message kinds it wants with ``@on(table, key, ...)`` (``Monitor.handlers()`` lists
-them), and one table per kind is built once per list of monitor classes (``_tables``):
+handle the message kinds it wants with ``@on(table, key, ...)``, and one table per kind is built
+once per list of monitor classes (``_tables``):
 
 - ``update``: ``session/update`` notifications from the Agent, keyed by ``sessionUpdate``; the
   handler gets ``(sessionId, update, line, message)``;
@@ -64,13 +64,13 @@ from typing import Any, TypeVar
 
 from model.between import Rules
 from properties.findings import Finding
-from properties.monitor import _GROUPS, Handler, Message, Monitor, rule_group
+from properties.monitor import _GROUPS, Message, Monitor, rule_group
 from properties.readings import resolve
 from properties.variants import Variant, rules_of
 
 M = TypeVar("M", bound=Monitor)
 
-__all__ = ["Completeness", "Handler", "Message", "Monitor", "MonitorSet", "rule_group"]
+__all__ = ["Completeness", "Message", "Monitor", "MonitorSet", "rule_group"]
 
 TABLES = (
     "update",
@@ -164,7 +164,7 @@ class MonitorSet:
             self.monitors[i] = order[i](self)
         tables = _TABLES.get(order)
         if tables is None:
-            tables = _TABLES[order] = _tables(self.monitors)
+            tables = _TABLES[order] = _tables(order)
         # per table of TABLES, in its order (shared with other sets: never changed in place)
         self._upd, self._creq, self._areq, self._cnote, self._anote, self._aresp, self._cresp = tables[0]
         (self._upd_any, self._creq_any, self._areq_any, self._cnote_any, self._anote_any, self._aresp_any,
@@ -361,18 +361,18 @@ line."""
 _Tables = tuple[tuple[Table, ...], tuple[Handlers | None, ...]]
 
 
-def _tables(monitors: list[Monitor]) -> _Tables:
+def _tables(classes: tuple[type[Monitor], ...]) -> _Tables:
     """The dispatch tables of a list of monitor classes, one per message kind in ``TABLES`` order
-    (key -> ((handler function, monitor index), ...)), and per kind its ``*`` handlers (None: there
-    are none): what a key no one named gets. They hold plain functions and indices, so every set
-    of the same classes (clones included) shares them; a set passes the monitor to the function."""
+    (key -> ((handler function, monitor index), ...): the methods marked with ``on``), and per
+    kind its ``*`` handlers (None: there are none): what a key no one named gets. They hold plain
+    functions and indices, so every set of the same classes (clones included) shares them; a set
+    passes the monitor to the function."""
     full: dict[str, dict[str, list[tuple[Callable[..., None], int]]]] = {name: {} for name in TABLES}
-    for index, monitor in enumerate(monitors):
-        for table, key, handler in monitor.handlers():
-            func = getattr(handler, "__func__", None)
-            if func is None or getattr(handler, "__self__", None) is not monitor:
-                raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
-            full[table].setdefault(key, []).append((func, index))
+    for index, cls in enumerate(classes):
+        for name in dir(cls):
+            func = getattr(cls, name)
+            for table, key in getattr(func, "_on", ()):
+                full[table].setdefault(key, []).append((func, index))
     every = {name: table.pop("*", []) for name, table in full.items()}
     return (
         tuple(

@@ -1,6 +1,6 @@
 """What a monitor is: the ``Monitor`` base class every monitor of ``properties.monitors``
-derives from, and the small types and helpers monitors use (``Message``, ``Handler``,
-``rule_group``, ``Record``, ``on``).
+derives from, and the small types and helpers monitors use (``Message``, ``rule_group``,
+``Record``, ``on``).
 
 Owns: how a monitor reports (``breach``, ``suspect``, ``eventually``), counts a rule as
 exercised, reads the readings, tables and rules between machines in force (through the
@@ -12,7 +12,7 @@ Must not know: how messages are dispatched to monitors (``properties.engine``), 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from model.core import MachineSpec
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 Message = dict[str, Any]
-Handler = Callable[[Any, Any, int, Message], None]
-"""``handler(session_id, payload, line, message)``; see the module docstring for the payloads."""
 
 M = TypeVar("M", bound="Monitor")
 F = TypeVar("F", bound=Callable[..., None])
@@ -43,7 +41,8 @@ def rule_group(*rules: str) -> str:
 
 def on(table: str, *keys: str) -> Callable[[F], F]:
     """Make the decorated method its monitor's handler of ``keys`` in the dispatch ``table``
-    (``properties.engine``: "update", "client-request", ...; the key ``*``: every message of it)."""
+    (``properties.engine``: "update", "client-request", ...; the key ``*``: every message of it),
+    called as ``handler(monitor, session_id, payload, line, message)``."""
 
     def mark(func: F) -> F:
         func.__dict__.setdefault("_on", []).extend((table, key) for key in keys)
@@ -120,15 +119,6 @@ class Monitor:
         """The rules between machines in force (``model.between``: the variant's, else the spec's)."""
 
     # -- hooks ---------------------------------------------------------------------------
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        """``(table, key, bound method of self)`` for every message kind this monitor wants: its
-        methods marked with ``on``. The answer must depend on the class only (sets of the same
-        classes share the tables)."""
-        cls = type(self)
-        for name in dir(cls):
-            for table, key in getattr(getattr(cls, name), "_on", ()):
-                yield table, key, getattr(self, name)
-
     def at_end(self, quiescent: bool) -> None:
         """Judge "eventually" rules. ``quiescent``: the simulator proved nothing more can happen
         (open obligations are breaches); otherwise the input merely ended (they are ``open``)."""
@@ -157,9 +147,6 @@ class Monitor:
         raise NotImplementedError(type(self).__name__)
 
     # -- reporting -----------------------------------------------------------------------
-    def exercise(self, rule: str) -> None:
-        self._ex[rule] += 1
-
     def table(self, spec: MachineSpec) -> MachineSpec:
         """The table in force for ``spec``: the variant's (``MonitorSet.tables``), else the model's."""
         tables = self._owner.tables

@@ -21,7 +21,7 @@ import pytest
 from cli import check_inputs
 from cli.main import main
 from properties.checking import FileReport, check_stream
-from properties.engine import TABLES, Handler, Monitor, MonitorSet
+from properties.engine import TABLES, Monitor, MonitorSet
 from properties.monitor import on
 from properties.shared import ENV, default_schema, shared_dir
 
@@ -100,11 +100,12 @@ class CountingMonitor(Monitor):
 
     RULES = ("TEST-COUNT",)
 
-    def handlers(self) -> Iterator[tuple[str, str, Handler]]:
-        return ((table, "*", self._count) for table in TABLES)
-
     def _count(self, sid: Any, payload: Any, line: int, msg: dict[str, Any]) -> None:
-        self.exercise("TEST-COUNT")
+        self._ex["TEST-COUNT"] += 1
+
+
+for _table in TABLES:  # every table's ``*`` handler
+    on(_table, "*")(CountingMonitor._count)
 
 
 class SecondPromptMonitor(Monitor):
@@ -120,7 +121,7 @@ class SecondPromptMonitor(Monitor):
 
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: dict[str, Any]) -> None:
-        self.exercise("TEST-ONE-PROMPT")
+        self._ex["TEST-ONE-PROMPT"] += 1
         self.prompts += 1
         self.last_session = sid
         if self.prompts == 2:

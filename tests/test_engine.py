@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
 
 from hypothesis import given, settings
 
-from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
+from properties.engine import Message, Monitor, MonitorSet, rule_group
 from properties.findings import Finding
+from properties.monitor import on
 from properties.transcript import read_transcript
 from tests.mutation_support import as_tuple, mutated_transcripts
 
@@ -40,13 +40,13 @@ def test_rule_groups_count_every_rule_and_clearing_resets() -> None:
     monitor._gx[key] += 1
     monitor._gx[key] += 1
     monitor._gx[rule_group("GROUP-B", "GROUP-C")] += 1
-    monitor.exercise("GROUP-A")
+    monitor._ex["GROUP-A"] += 1
     assert dict(ms.exercised) == {"GROUP-A": 3, "GROUP-B": 3, "GROUP-C": 1}
     ms.exercised.clear()
     monitor._gx[key] += 1
     assert dict(ms.exercised) == {"GROUP-A": 1, "GROUP-B": 1}
     twin = ms.clone()
-    monitor.exercise("GROUP-C")
+    monitor._ex["GROUP-C"] += 1
     assert dict(twin.exercised) == {"GROUP-A": 1, "GROUP-B": 1}
 
 
@@ -57,19 +57,15 @@ class Every(Monitor):
         super().__init__(owner)
         self.seen: list[tuple[str, object, object]] = []
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "session/prompt", self._named),
-            ("client-request", "*", self._asked),
-            ("agent-response", "*", self._answered),
-        )
-
+    @on("client-request", "session/prompt")
     def _named(self, sid: object, params: object, line: int, msg: Message) -> None:
         self.seen.append(("named", msg["method"], line))
 
+    @on("client-request", "*")
     def _asked(self, sid: object, params: object, line: int, msg: Message) -> None:
         self.seen.append(("asked", msg["method"], line))
 
+    @on("agent-response", "*")
     def _answered(self, sid: object, request: Message | None, line: int, msg: Message) -> None:
         method = None if request is None else request["method"]
         self.seen.append(("answered", method, line))
