@@ -99,15 +99,11 @@ for none (False), or for the sessions a predicate accepts."""
 
 
 def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monitor]], list[type[Monitor]]]:
-    """(the given classes minus required ones, the required ones, requirements of requirements
-    included) in a stable order."""
+    """(the given classes minus required ones, the required ones) in a stable order. A required
+    class (``Facts``) requires none itself."""
     given = list(dict.fromkeys(monitors))
-    required: list[type[Monitor]] = []
-    walk = list(given)  # breadth first: it grows as it is walked
-    for cls in walk:
-        new = [dep for dep in dict.fromkeys(cls.REQUIRES) if dep not in required]
-        required += new
-        walk += new
+    required = list(dict.fromkeys(dep for cls in given for dep in cls.REQUIRES))
+    assert not any(dep.REQUIRES for dep in required)
     return [c for c in given if c not in required], required
 
 
@@ -145,7 +141,6 @@ class MonitorSet:
         self._groups: defaultdict[str, int] = defaultdict(int)
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
-        self._levels: dict[str, str] = {}
         self._complete: Completeness = False
         self.last_line: int | None = None
         """The last line of the input, once ``finish`` was told it."""
@@ -192,14 +187,10 @@ class MonitorSet:
         return ex
 
     def level_of(self, rule: str) -> str:
-        level = self._levels.get(rule)
-        if level is None:
-            from properties.catalogue import RULES_BY_ID
+        from properties.catalogue import RULES_BY_ID
 
-            entry = RULES_BY_ID.get(rule)
-            level = entry.level if entry is not None else "MUST"
-            self._levels[rule] = level
-        return level
+        entry = RULES_BY_ID.get(rule)
+        return entry.level if entry is not None else "MUST"
 
     def add(self, finding: Finding) -> None:
         if finding.rule in self.dropped:
