@@ -101,8 +101,6 @@ class Monitor:
     tables' violations, never named by the monitor's own code (a test reads the source)."""
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
     """Monitor classes whose state this one reads (shared context, see the module docstring)."""
-    SHARED: ClassVar[tuple[str, ...]] = ()
-    """Attributes a clone shares instead of copying (caches, tables never changed in place)."""
 
     def __init__(self, owner: MonitorSet) -> None:
         self._attach(owner)
@@ -126,15 +124,12 @@ class Monitor:
     # -- copying for explorers -----------------------------------------------------------
     def clone(self: M, owner: MonitorSet) -> M:
         """An independent copy attached to ``owner``: every attribute ``copied``, but a monitor
-        this one requires is ``owner``'s instance and a ``SHARED`` one is shared."""
+        this one requires is ``owner``'s instance."""
         cls = type(self)
         new = cls.__new__(cls)
         state = new.__dict__
-        shared = cls.SHARED
         for name, value in vars(self).items():
-            if name in shared:
-                state[name] = value
-            elif isinstance(value, Monitor):
+            if isinstance(value, Monitor):
                 state[name] = owner.get(type(value))
             elif name not in _PLUMBING:
                 state[name] = copied(value)

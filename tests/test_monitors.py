@@ -1442,7 +1442,7 @@ def test_clone_shares_no_container_or_record() -> None:
     copied = 0
     for mon, other in zip(ms.monitors, twin.monitors, strict=True):
         for name, value in vars(mon).items():
-            if name in (*type(mon).SHARED, "_owner", "_ex", "_gx") or isinstance(value, Monitor):
+            if name in ("_owner", "_ex", "_gx") or isinstance(value, Monitor):
                 continue
             theirs = vars(other)[name]
             if isinstance(value, dict | set | list):

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from model import between as bw
 from properties.monitor import Message, on
 from properties.monitors.facts import FactsMonitor
+from properties.observe import background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class BackgroundMonitor(FactsMonitor):
         if not reported and "background" not in upd:
             return  # nothing reported yet, nothing reported now
         raw = upd.get("background")
-        keys = self.facts.background(upd)
+        keys = background_keys(raw)
         rule = bw.LIST_ON_EVERY_SNAPSHOT.rule
         bare = bool(fs.bare_line)
         every = self.between.lists_before_first(self.reading(STATE_UPDATES_BEFORE_FIRST_LIST))

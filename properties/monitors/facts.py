@@ -196,8 +196,6 @@ class SessionFacts(Record):
 class Facts(Monitor):
     """Shared per-session context (no rules)."""
 
-    SHARED = ("_bg_upd", "_bg_keys", "bare_kept")
-
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.sessions: dict[str, SessionFacts] = {}
@@ -223,18 +221,8 @@ class Facts(Monitor):
         the request itself: an explorer's key keeps only a pending request's id, method and session."""
         self.parents: dict[str, str] = {}
         """Each child session -> the session whose ``subagent_update`` first announced it."""
-        self._bg_upd: Any = None  # the update whose background list was parsed last (SHARED)
-        self._bg_keys: list[Key] | None = None
         self.bare_kept = owner.readings[STATE_UPDATES_BEFORE_FIRST_LIST] == "every"
         """Whether ``bare_line`` is kept (the reading ``state-updates-before-first-list``)."""
-
-    def background(self, upd: dict[str, Any]) -> list[Key] | None:
-        """``background_keys`` of a state_update, parsed once per message for all monitors
-        (the result is shared: do not modify it)."""
-        if upd is not self._bg_upd:
-            self._bg_keys = background_keys(upd.get("background"))
-            self._bg_upd = upd
-        return self._bg_keys
 
     def detached(self) -> frozenset[str]:
         """The child sessions (``parents``) that their parent's latest concrete background list
@@ -300,12 +288,11 @@ class Facts(Monitor):
         if fs.resuming:
             fs.before = ""
             fs.shown = True
-        if fs.listed is None and not fs.bare_line and self.bare_kept and self.background(upd) is None:
+        keys = background_keys(upd.get("background"))
+        if fs.listed is None and not fs.bare_line and self.bare_kept and keys is None:
             fs.bare_line = line
-        if "background" in upd:
-            keys = self.background(upd)
-            if keys is not None:
-                fs.listed = frozenset(keys)
+        if keys is not None:
+            fs.listed = frozenset(keys)
 
     @on("update", "session_message", "user_message", "user_message_chunk")
     def _input(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

@@ -280,7 +280,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
-    SHARED = ("spec", "quiet_states", "new_reason_completes", "takes_effect", "steer")  # (configuration)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)

@@ -51,6 +51,9 @@ TABLED = frozenset({"session/prompt", "session/request_permission", "elicitation
 """Requests a machine table follows to their answer (``model.prompt``, ``model.permission``,
 ``model.elicitation``): what they owe at the end is the table's."""
 _ANSWERED = bw.REQUESTS_ANSWERED.rule
+_KINDS: dict[tuple[str, bool], tuple[str, bool]] = {}
+"""One (method, success) pair per kind of answer, for every set of the process: a long transcript
+keeps one entry per answered request, and this spares each its own pair and method text."""
 
 
 class ResponseMonitor(Monitor):
@@ -58,16 +61,12 @@ class ResponseMonitor(Monitor):
 
     RULES = (_ONCE, prm.SPEC.rule_of(prm.ANSWERED, "reject"))  # (_ANSWERED is _ONCE's rule)
     TABLES = (prm.SPEC, pm.SPEC)
-    SHARED = ("_kinds",)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         # (the side that sent the request, its id) -> (method, success) of its first answer (an
         # id used again once answered: of the latest request's first answer)
         self.answered: dict[tuple[str, Any], tuple[str, bool]] = {}
-        self._kinds: dict[tuple[str, bool], tuple[str, bool]] = {}
-        """One shared (method, success) pair per kind of answer: a long transcript keeps one
-        entry per answered request, and this spares each its own pair and method text."""
 
     @on("agent-response", "*")
     def _agent_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
@@ -83,7 +82,7 @@ class ResponseMonitor(Monitor):
         if request is not None:  # the first response
             if success or "error" in msg:
                 kind = (request["method"], success)
-                self.answered[(asker, rid)] = self._kinds.setdefault(kind, kind)
+                self.answered[(asker, rid)] = _KINDS.setdefault(kind, kind)
                 self._ex[_ONCE] += 1
             return
         first = self.answered.get((asker, rid))

@@ -154,6 +154,7 @@ if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call, terminal_refs
+from properties.observe import background_keys
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
@@ -477,7 +478,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         judged = bool(self.sessions) or (bool(asking) and any(a.permission for a in asking.values()))
         if not judged and not self.elicits:
             return  # (no tool call, permission request or elicitation to judge)
-        keys = self.facts.background(upd)
+        keys = background_keys(upd.get("background"))
         if judged and keys and (self.suspects or self.owed or self.void):
             self._listed(sid, keys)
         if upd.get("state") == "idle":
