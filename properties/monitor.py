@@ -88,10 +88,10 @@ class Monitor:
 
     Subclasses list the rule IDs they implement in ``RULES`` (and the MAY permissions they must
     tolerate in ``TOLERATES``), mark their handlers with ``@on(table, key, ...)``, and judge
-    "eventually" rules in ``at_end``. They report through ``self.breach`` / ``self.suspect`` /
-    ``self.eventually`` and count a rule as exercised with ``self.exercise`` whenever its trigger
-    condition is met. Every subclass must define ``state_key`` (the base raises
-    ``NotImplementedError``).
+    "eventually" rules in ``at_end``. They report through ``self.breach`` / ``self.eventually``
+    and count a rule as exercised (``self._ex[rule] += 1``, or a ``rule_group`` in ``self._gx``)
+    whenever its trigger condition is met. Every subclass must define ``state_key`` (the base
+    raises ``NotImplementedError``).
     """
 
     RULES: ClassVar[tuple[str, ...]] = ()
@@ -161,23 +161,11 @@ class Monitor:
         readings: tuple[str, ...] = (),
         kind: Kind = "rule",
     ) -> None:
-        """Report a breach; ``readings``: the readings its verdict depends on. (``kind``: ``rule``,
-        or ``suspect`` and ``open`` for ``suspect`` and ``eventually``.)"""
+        """Report a breach; ``readings``: the readings its verdict depends on. ``kind``:
+        ``suspect`` for a likely breach the wire cannot prove (a warning; ``readings``: those that
+        make it a suspect rather than a breach), ``open`` for ``eventually``."""
         owner = self._owner
         owner.add(Finding(rule, owner.level_of(rule), line, session, explanation, kind, message, readings))
-
-    def suspect(
-        self,
-        rule: str,
-        line: int | None,
-        session: str | None,
-        explanation: str,
-        message: Any = None,
-        readings: tuple[str, ...] = (),
-    ) -> None:
-        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
-        ``readings``: the readings that make it a suspect rather than a breach."""
-        self.breach(rule, line, session, explanation, message, readings, "suspect")
 
     def eventually(
         self,

@@ -548,12 +548,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         if type(reason) is str and not self.between.stop_reason_named(reason):
             why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
-            if not self.between.future_reason_possible(self.reading(FUTURE_STOP)):
-                self.breach(_NAMED_STOP, line, sid, why, msg, (FUTURE_STOP,))
-            else:  # it may be a future ACP variant
-                self.suspect(
-                    _NAMED_STOP, line, sid, why + " (it may be a future ACP stop reason)", msg, (FUTURE_STOP,)
-                )
+            future = self.between.future_reason_possible(self.reading(FUTURE_STOP))
+            if future:  # it may be a future ACP variant
+                why += " (it may be a future ACP stop reason)"
+            self.breach(_NAMED_STOP, line, sid, why, msg, (FUTURE_STOP,), "suspect" if future else "rule")
         if prev in ACTIVE:
             self._gx[_END_STOP_KEY if named else _END_GROUPS_KEY] += 1
             self._ends(sid, st, fs, upd, line, msg)
@@ -571,7 +569,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._ex[_STOP_RULE] += 1
             if not fs.stopping and st.chosen != fs.interval:  # (a cancel_line is stopping)
                 parent = " (nor did any of these to a parent session whose work this is)" if fs.child else ""
-                self.suspect(
+                self.breach(
                     _STOP_RULE,
                     line,
                     sid,
@@ -580,6 +578,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     f"permission request{parent}: cancelled means the user or Client chose to stop "
                     "the work (the Agent's own reasons are a limit, refusal or error)",
                     msg,
+                    kind="suspect",
                 )
 
     def _window_idle(
@@ -692,13 +691,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if judged_here and type(reason) is not str:
             # FG-06 is breached only if the Agent could tell why the work stopped, which the wire
             # does not show: a suspicion (a warning)
-            self.suspect(
+            self.breach(
                 "FG-06",
                 line,
                 sid,
                 f"the idle that ends {prev} work has no stop reason: the Agent should name one unless "
                 "it cannot tell why the work stopped (which the wire does not show)",
                 msg,
+                kind="suspect",
             )
         if reason == fgm.ERROR:
             self._ex["FAIL-03"] += 1
@@ -706,13 +706,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if err is None:
                 # omission and null both say the Agent supplied no failure details; whether it
                 # had any to give is not on the wire, so this is a suspicion
-                self.suspect(
+                self.breach(
                     "FAIL-03",
                     line,
                     sid,
                     "idle with stop reason 'error' supplies no failure details (no error object): "
                     "the Agent should include them when it has them",
                     msg,
+                    kind="suspect",
                 )
             elif not is_error_object(err):
                 self.breach(

@@ -773,14 +773,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex[BUSY_ONLY] += 1  # a refusal while work is active: the suspicion's case
         if busy and code == INVALID_REQUEST:
             certain = self.reading(BUSY_REFUSAL) == "invalid-request-is-busy"
-            (self.breach if certain else self.suspect)(
+            self.breach(
                 BUSY_ONLY, line, sid,
                 f"prompt {rid!r} is a well-formed request, yet it was refused with -32600 (not a "
                 "valid request) while the session reported active work: "
                 + ("a refusal only because work is active" if certain else "this looks like a refusal "
                    "only because work is active, which the wire cannot prove (the Agent's reason is "
                    "not on it)"),
-                msg, _BUSY,
+                msg, _BUSY, "rule" if certain else "suspect",
             )  # fmt: skip
         if not ps.first_error or rec.line < ps.first_error:
             ps.first_error = rec.line
