@@ -52,7 +52,7 @@ named a session), and then which sessions were set up in view (``set_up``: named
 ``session/new`` or ``session/fork`` response, resumed by a successful ``session/resume``, or
 announced as a child by a ``subagent_update``, which needs no setup of its own); and each child
 session's parent (``parents``: the session whose ``subagent_update`` first announced it), and
-which children their parent's latest concrete background list names (``detached``).
+which children a stop of their parent's work reaches (``reached``).
 
 Must not know: any rule, finding or explanation.
 """
@@ -224,14 +224,20 @@ class Facts(Monitor):
         self.bare_kept = owner.readings[STATE_UPDATES_BEFORE_FIRST_LIST] == "every"
         """Whether ``bare_line`` is kept (the reading ``state-updates-before-first-list``)."""
 
-    def detached(self) -> frozenset[str]:
-        """The child sessions (``parents``) that their parent's latest concrete background list
-        names: background work of the parent, not its foreground work."""
-        return frozenset(
+    def reached(self, sid: str, closing: bool) -> list[str]:
+        """The child sessions (``parents``) whose foreground work is part of the work of ``sid``,
+        which a stop of that work (``closing``: a session/close) reaches (``Rules.stop_reaches``):
+        not detached, that is named by their parent's latest concrete background list
+        (background work of the parent, not its foreground work)."""
+        parents = self.parents
+        detached = frozenset(
             child
-            for child, parent in self.parents.items()
+            for child, parent in parents.items()
             if parent in self.sessions and ("subagent", child) in (self.sessions[parent].listed or ())
         )
+        return [
+            child for child in parents if self.between.stop_reaches(sid, child, parents, detached, closing)
+        ]
 
     def of(self, sid: str) -> SessionFacts:
         return self.sessions.get(sid) or self.sessions.setdefault(sid, SessionFacts())

@@ -748,16 +748,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         under way in each descendant session that ``Rules.stop_reaches`` says is part of it (not
         detached: in its parent's latest background list): a ``cancelled`` idle ending that work
         is explained (the Client chose to stop it: Stop reasons)."""
-        parents = self.facts.parents
-        facts = self.facts.sessions
-        detached = self.facts.detached()
-        for child in parents:
-            cfs = facts.get(child)
-            if (
-                cfs is not None
-                and cfs.state != "idle"
-                and self.between.stop_reaches(sid, child, parents, detached, closing)
-            ):
+        for child in self.facts.reached(sid, closing):
+            cfs = self.facts.sessions.get(child)
+            if cfs is not None and cfs.state != "idle":
                 self._session(child).chosen = cfs.interval
 
     def _confirmation(self, fs: SessionFacts, reason: Any, sid: str, line: int, msg: Message) -> None:

@@ -565,7 +565,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self.suspects[(sid, tid)] = (line, owed, carries)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
-            delegated = self._delegated(sid) if self.facts.parents else frozenset()
+            # the work's descendants' requests are the cancelled work's (review50 N7b)
+            delegated = self.facts.reached(sid, False) if self.facts.parents else ()
             for rid, asked in self.facts.asking.items():
                 about = asked.tool
                 if not asked.permission or (asked.session != sid and asked.session not in delegated):
@@ -590,19 +591,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self.void[rid] = (sid, about, _WITHDRAWN_GRANT)
                     else:
                         del self.void[rid]
-
-    def _delegated(self, sid: str) -> frozenset[str]:
-        """The descendant sessions of ``sid`` whose foreground work is part of its work, which a
-        cancel of that work reaches (``Rules.stop_reaches``: not detached, that is in its parent's
-        latest background list): their permission requests are the cancelled work's (review50
-        N7b)."""
-        parents = self.facts.parents
-        detached = self.facts.detached()
-        return frozenset(
-            child
-            for child in parents
-            if child != sid and self.between.stop_reaches(sid, child, parents, detached, closing=False)
-        )
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
