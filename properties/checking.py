@@ -135,19 +135,13 @@ def check_stream(
         live.close(complete=complete)
     if live.error is not None:
         raise live.error
-    return live_report(path, live, schema=schema is not None, max_findings=max_findings, complete=complete)
+    return live_report(path, live)
 
 
-def live_report(
-    path: str,
-    live: LiveCheck,
-    *,
-    schema: bool = False,
-    max_findings: int | None = None,
-    complete: bool = False,
-) -> FileReport:
-    """What ``live`` has judged of the input ``path`` so far, with the configuration of its
-    monitor set (readings, variant): ``check_stream``'s report, and ``record``'s summary."""
+def live_report(path: str, live: LiveCheck) -> FileReport:
+    """What ``live`` has judged of the input ``path`` so far, with the configuration of the check
+    (schema, ``max_findings``, completeness) and of its monitor set (readings, variant):
+    ``check_stream``'s report, and ``record``'s summary."""
     findings, still_open = live.snapshot()
     monitors = live.monitors
     return FileReport(
@@ -156,11 +150,11 @@ def live_report(
         findings=findings,
         open=still_open,
         exercised=Counter(monitors.exercised),
-        schema=schema,
+        schema=live.schema is not None,
         cut=live.cut,
-        max_findings=max_findings,
+        max_findings=live.max_findings,
         readings=dict(monitors.readings),
         variant=monitors.variant,
         set_aside=Counter(monitors.set_aside),
-        complete=complete,
+        complete=live.complete,
     )

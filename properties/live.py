@@ -69,9 +69,11 @@ class LiveCheck:
         self.on_finding = on_finding
         self.error: BaseException | None = None
         """What stopped the judging, if anything did (a bug: reported by the caller)."""
-        self._schema = schema
+        self.schema = schema
         self._on_message = on_message
-        self._max = max_findings
+        self.max_findings = max_findings
+        self.complete = False
+        """``close`` was told the input is complete for every session (``check --complete``)."""
         self._chunks: deque[bytes] = deque()
         self._lock = threading.Lock()  # one thread at a time judges, copies or snapshots
         self._closed = False
@@ -93,7 +95,7 @@ class LiveCheck:
         for finding in (*self.monitors.take_new(), *found):
             if finding.kind == "open":
                 self.open.append(finding)
-            elif self._max is None or len(self.findings) < self._max:
+            elif self.max_findings is None or len(self.findings) < self.max_findings:
                 self.findings.append(finding)
             else:
                 self.cut[finding.severity] += 1
@@ -102,7 +104,7 @@ class LiveCheck:
 
     def _judge(self) -> None:
         """Judge every complete line pushed (or read) so far (and, once closed, the rest)."""
-        push, schema, on_message = self.monitors.push, self._schema, self._on_message
+        push, schema, on_message = self.monitors.push, self.schema, self._on_message
         try:
             for item in self._items:
                 if not isinstance(item, tuple):  # an input finding, or None
@@ -142,6 +144,7 @@ class LiveCheck:
             if self._closed:
                 return
             self._closed = True
+            self.complete = complete is True
             if self.error is None:
                 self._judge()
             if self.error is None:
