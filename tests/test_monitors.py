@@ -1483,7 +1483,9 @@ def test_clone_of_a_plain_monitor_copies_its_containers() -> None:
 
 
 def test_required_context_is_shared_and_dispatched_last() -> None:
-    from properties.monitors import Facts, ForegroundMonitor, PromptMonitor
+    from properties.monitors.facts import Facts
+    from properties.monitors.lifecycle import ForegroundMonitor
+    from properties.monitors.prompts import PromptMonitor
 
     ms = MonitorSet([PromptMonitor, ForegroundMonitor])
     assert isinstance(ms.monitors[-1], Facts) and len(ms.monitors) == 3

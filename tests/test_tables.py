@@ -15,8 +15,8 @@ from model import foreground as foreground_table
 from model import prompt as prompt_table
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.monitors import ALL_MONITORS, TableMonitor
-from properties.monitors.tables import rules_of
+from properties.monitors import ALL_MONITORS
+from properties.monitors.tables import TableMonitor, rules_of
 from properties.observe import OBSERVED, UNOBSERVED
 from properties.trace import executes_model, implemented_by
 from properties.variants import from_data, from_drops

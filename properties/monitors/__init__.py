@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from properties.monitor import Monitor
 from properties.monitors.background import BackgroundMonitor
-from properties.monitors.facts import Facts
 from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.rpc import ResponseMonitor
@@ -27,14 +26,3 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     TableMonitor,
     ResponseMonitor,
 )
-
-__all__ = [
-    "ALL_MONITORS",
-    "BackgroundMonitor",
-    "Facts",
-    "ForegroundMonitor",
-    "PromptMonitor",
-    "ResponseMonitor",
-    "TableMonitor",
-    "ToolMonitor",
-]
