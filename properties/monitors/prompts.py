@@ -279,17 +279,12 @@ class _Prompt(NamedTuple):
     unreported_idle: int = 0
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-"""Canonical JSON of a block: what ``json.dumps`` with these options gives, without making an
-encoder per call (two contents per prompt turn pass here)."""
-
-
 def _blocks(content: Any) -> frozenset[str]:
     """The blocks of a content array, each as canonical JSON (comparable whatever its key order);
     none for null or a malformed content."""
     if type(content) is not list:
         return frozenset()
-    return frozenset(_CANONICAL.encode(b) for b in content)
+    return frozenset(json.dumps(b, sort_keys=True, separators=(",", ":")) for b in content)
 
 
 def _beyond_text(content: Any) -> bool:
