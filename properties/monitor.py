@@ -174,7 +174,6 @@ class Monitor:
         line: int | None,
         session: str | None,
         explanation: str,
-        message: Any = None,
         readings: tuple[str, ...] = (),
     ) -> None:
         """Report an obligation still open: a breach at quiescence; a breach at the last line
@@ -191,7 +190,7 @@ class Monitor:
         else:
             explanation += " (open at end of input)"
             kind = "open"
-        self.breach(rule, line, session, explanation, message, readings, kind)
+        self.breach(rule, line, session, explanation, None, readings, kind)
 
 
 _PLUMBING = ("_owner", "_ex", "_gx", "between")

@@ -1030,7 +1030,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 f"no prompt waiting, and {how}: it is no insertion of the Agent's own"
             )
             if eventually:
-                self.eventually(rule, quiescent, first, sid, text, None, _UNACCOUNTED)
+                self.eventually(rule, quiescent, first, sid, text, _UNACCOUNTED)
             else:
                 self.breach(rule, line, sid, text, msg, _UNACCOUNTED)
 
@@ -1219,7 +1219,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     sid,
                     f"messageId {mid!r} was returned, but no user_message or user_message_chunk "
                     f"reported it{note}",
-                    None,
                     window,
                 )
 
