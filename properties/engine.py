@@ -98,15 +98,6 @@ Completeness = bool | Callable[[str | None], bool]
 for none (False), or for the sessions a predicate accepts."""
 
 
-def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monitor]], list[type[Monitor]]]:
-    """(the given classes minus required ones, the required ones) in a stable order. A required
-    class (``Facts``) requires none itself."""
-    given = list(dict.fromkeys(monitors))
-    required = list(dict.fromkeys(dep for cls in given for dep in cls.REQUIRES))
-    assert not any(dep.REQUIRES for dep in required)
-    return [c for c in given if c not in required], required
-
-
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
 
@@ -148,7 +139,11 @@ class MonitorSet:
         # params.sessionId or None, its line): the one pairing of responses with requests every monitor reads
         self.pending_client: dict[Any, Pending] = {}
         self.pending_agent: dict[Any, Pending] = {}
-        given, required = _ordered_classes(monitors)
+        # the monitors in dispatch order: the given ones, then those they require (Facts: a
+        # required class requires none itself)
+        classes = tuple(dict.fromkeys(monitors))
+        required = tuple(dict.fromkeys(dep for cls in classes for dep in cls.REQUIRES))
+        given = tuple(cls for cls in classes if cls not in required)
         order = (*given, *required)
         self._index: dict[type[Monitor], int] = {cls: i for i, cls in enumerate(order)}
         self.monitors: list[Monitor] = [None] * len(order)  # type: ignore[list-item]
