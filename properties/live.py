@@ -160,12 +160,8 @@ class LiveCheck:
 def closed_sessions(monitors: MonitorSet) -> Callable[[str | None], bool]:
     """The completeness of a recording that goes on no further for the sessions it saw closed
     (a successful ``session/close``, not reopened by a resume): what they still owe can no
-    longer come (``MonitorSet.finish(complete=...)``). A set without the shared facts knows of
-    no closed session."""
-    try:
-        facts = monitors.get(Facts)
-    except KeyError:
-        return lambda sid: False
+    longer come (``MonitorSet.finish(complete=...)``)."""
+    facts = monitors.get(Facts)
 
     def closed(sid: str | None) -> bool:
         fs = facts.sessions.get(sid) if sid is not None else None
