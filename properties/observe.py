@@ -367,30 +367,6 @@ def resume_answered(rid: Any, success: bool, seen: Seen) -> list[Observation]:
     return []
 
 
-TOOL_CALL_UPDATE: Final = "tool_call_update"
-"""The update variant a permission request's subject tool call is applied as."""
-
-UPDATES: dict[str, Observer] = {
-    TOOL_CALL_UPDATE: _tool_call,
-    "tool_call_content_chunk": _tool_call_chunk,
-    "terminal_update": _terminal,
-    "terminal_output_chunk": _terminal_chunk,
-    "subagent_update": _subagent,
-    "compaction_update": lambda upd, seen, readings: _compaction(upd, seen, readings),
-    "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd, seen),
-}
-"""``sessionUpdate`` variant -> its observations, in the order they apply (a snapshot's:
-``snapshot``)."""
-
-SNAPSHOTS = frozenset({"state_update"})
-"""Variants that are snapshots, not updates of an entity (``snapshot``): judged inside a resume's
-replay too."""
-REPLAYED = frozenset(
-    {toolcall.SPEC.name, compaction.SPEC.name, terminal.SPEC.name, background.SPEC.name, entity.SPEC.name}
-)
-"""Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
-
-
 def _compaction_started(cid: str, seen: Seen) -> Iterator[Observation]:
     """The first report of a compactionId (an update or a chunk) starts it in progress."""
     if (compaction.SPEC.name, cid) not in seen.states:
@@ -414,11 +390,35 @@ def _compaction(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) ->
         yield compaction.SPEC, cid, "summary_patch", _NO_CTX
 
 
-def _compaction_chunk(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
+def _compaction_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     cid = upd.get("compactionId")
     if type(cid) is str:
         yield from _compaction_started(cid, seen)
         yield compaction.SPEC, cid, "summary_chunk", _NO_CTX
+
+
+TOOL_CALL_UPDATE: Final = "tool_call_update"
+"""The update variant a permission request's subject tool call is applied as."""
+
+UPDATES: dict[str, Observer] = {
+    TOOL_CALL_UPDATE: _tool_call,
+    "tool_call_content_chunk": _tool_call_chunk,
+    "terminal_update": _terminal,
+    "terminal_output_chunk": _terminal_chunk,
+    "subagent_update": _subagent,
+    "compaction_update": _compaction,
+    "compaction_summary_chunk": _compaction_chunk,
+}
+"""``sessionUpdate`` variant -> its observations, in the order they apply (a snapshot's:
+``snapshot``)."""
+
+SNAPSHOTS = frozenset({"state_update"})
+"""Variants that are snapshots, not updates of an entity (``snapshot``): judged inside a resume's
+replay too."""
+REPLAYED = frozenset(
+    {toolcall.SPEC.name, compaction.SPEC.name, terminal.SPEC.name, background.SPEC.name, entity.SPEC.name}
+)
+"""Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
 
 
 # -- entities ----------------------------------------------------------------------------------
@@ -439,11 +439,6 @@ content."""
 
 VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITIES)
 """Every ``sessionUpdate`` variant ``observe`` makes observations of (the snapshots: ``snapshot``)."""
-
-
-_OBSERVERS: Final = {variant: (UPDATES.get(variant), _ENTITIES.get(variant)) for variant in VARIANTS}
-"""Variant -> (its observer in ``UPDATES``, its ``_ENTITIES`` entry), None where it has none."""
-_NONE: Final = (None, None)
 
 
 def entity_step(upd: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -482,7 +477,7 @@ def observe(
     ``VARIANTS``) makes, given what the session has shown so far (read before any of them is
     fired) and, inside a resume handshake, ``waiting``: whether a prompt of the session awaits its
     answer (asked only when it matters)."""
-    found, found_entity = _OBSERVERS.get(variant, _NONE)
+    found, found_entity = UPDATES.get(variant), _ENTITIES.get(variant)
     out = [] if found is None else list(found(upd, seen, readings))
     if found_entity is None:  # (a tool call: no entity's update)
         return out
