@@ -38,8 +38,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
-from properties.monitor import Message, on
-from properties.monitors.facts import FactsMonitor
+from properties.monitor import Message, Monitor, on
+from properties.monitors.facts import Facts
 from properties.observe import background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL
 
@@ -49,14 +49,16 @@ if TYPE_CHECKING:
 _UNSET: Any = "<never mirrored>"
 
 
-class BackgroundMonitor(FactsMonitor):
+class BackgroundMonitor(Monitor):
     """Background lists against the items' own updates (see module docstring)."""
 
     RULES = (bw.LIST_ON_EVERY_SNAPSHOT.rule, bw.TERMINAL_LISTED_ALONE.rule, "STATE-01")
     TOLERATES = ("BG-04", "CANCEL-03")
+    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
+        self.facts = owner.get(Facts)
         self.parents: dict[str, str] = {}  # exposed child -> parent
         self.mirrored: dict[str, Any] = {}  # child -> state the parent last showed
         self.own: dict[str, tuple[Any, int]] = {}  # child -> (state it last reported itself, line)

@@ -473,24 +473,16 @@ class Facts(Monitor):
 S = TypeVar("S")
 
 
-class FactsMonitor(Monitor):
-    """Base of the monitors that read the shared ``Facts`` (``self.facts``)."""
+class SessionMonitor(Monitor, Generic[S]):
+    """Base of the monitors that keep one record per session (built by ``SESSION``) and read
+    the shared ``Facts`` (``self.facts``): one place for the get-or-create of a session's record."""
 
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = (Facts,)
-
-    def __init__(self, owner: MonitorSet) -> None:
-        super().__init__(owner)
-        self.facts = owner.get(Facts)
-
-
-class SessionMonitor(FactsMonitor, Generic[S]):
-    """Base of the monitors that keep one record per session (built by ``SESSION``) and read
-    the shared ``Facts``: one place for the get-or-create of a session's record."""
-
     SESSION: ClassVar[type[Any]]
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
+        self.facts = owner.get(Facts)
         self.sessions: dict[str, S] = {}
 
     def _session(self, sid: str) -> S:
