@@ -129,11 +129,8 @@ class Monitor:
         new = cls.__new__(cls)
         state = new.__dict__
         for name, value in vars(self).items():
-            if isinstance(value, Monitor):
-                state[name] = owner.get(type(value))
-            elif name not in _PLUMBING:
-                state[name] = copied(value)
-        new._attach(owner)
+            state[name] = owner.get(type(value)) if isinstance(value, Monitor) else copied(value)
+        new._attach(owner)  # (the owner's counts and rules, not the copied ones)
         return new
 
     def state_key(self) -> Any:
@@ -191,7 +188,3 @@ class Monitor:
             explanation += " (open at end of input)"
             kind = "open"
         self.breach(rule, line, session, explanation, None, readings, kind)
-
-
-_PLUMBING = ("_owner", "_ex", "_gx", "between")
-"""Monitor attributes that are not monitor state."""
