@@ -2,7 +2,7 @@
 derives from, and the small types and helpers monitors use (``Message``, ``rule_group``,
 ``Record``, ``on``).
 
-Owns: how a monitor reports (``breach``, ``suspect``, ``eventually``), counts a rule as
+Owns: how a monitor reports (``breach``, ``eventually``), counts a rule as
 exercised, reads the readings, tables and rules between machines in force (through the
 ``MonitorSet`` that owns it), and is copied and summarised for the explorers: one copying
 rule for every monitor and every per-session record (``copied``), so no monitor writes its own.
