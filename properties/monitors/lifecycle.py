@@ -170,6 +170,12 @@ OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
 _CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
 _ACCEPTED = bw.ACCEPTED_WORK_REPORTED.rule
 _NAMED_STOP = bw.CUSTOM_STOP_PREFIXED.rule
+_QUIET = frozenset(
+    state for state in fgm.STATES
+    if any(row.guard is None for row in fgm.SPEC.cells.get((state, "output"), ()))
+)  # fmt: skip
+"""Reported states in which the model's foreground table allows output whatever the context (the
+usual case: nothing to judge; a variant's table is fired every time)."""
 _CUSTOM_STATES = fgm.SPEC.guard_rules["custom_states"]
 """The rule of the foreground table's guard on output under a custom state (advertised?)."""
 _END_GROUPS_KEY = rule_group(*_IDLE_GROUP, *_STOP_GROUP)
@@ -279,6 +285,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         super().__init__(owner)
         self.spec = self.table(fgm.SPEC)
         """The foreground table in force (the variant's, else the model's)."""
+        self.quiet_states = _QUIET if self.spec is fgm.SPEC else frozenset()
+        """``_QUIET`` under the model's table (a variant's is fired every time)."""
         self.new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
         """The reading ``repeated-idle-new-stop-reason`` in force is ``completion``."""
         self.takes_effect = self.reading(CANCEL_TAKES_EFFECT)
@@ -312,6 +320,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if seen is None:
             st.outputs[key] = fs.interval if state in ACTIVE else -1
             st.begun.add(key)
+        if state in self.quiet_states and not fs.before:  # the common case: running work
+            return
         if fs.closed or (
             fs.resuming and (seen is None or not fs.still_idle or self.facts.replaying(sid))
         ):  # (in a window only this: an update of ended work, idle still reported, no replay)
