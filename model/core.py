@@ -328,13 +328,6 @@ class MachineSpec:
             raise self._refused(state, trigger, ctx)
         return after
 
-    def refusal(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str | None:
-        """The rule firing ``trigger`` in ``state`` breaks under ``ctx`` (the cell's, or the guard's
-        that refuses it), or None where a row allows it."""
-        if self.successor(state, trigger, ctx) is not None:
-            return None
-        return self._refused(state, trigger, ctx).rule
-
     def written_refusal(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str | None:
         """The rule firing ``trigger`` in ``state`` breaks under ``ctx`` by the rows and guards
         as they stand, a relaxed rule included (what a variant dropped is still broken: its
