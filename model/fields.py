@@ -96,4 +96,8 @@ BY_VARIANT: Final[dict[str, tuple[Required, ...]]] = {
 def missing(variant: str, upd: dict[str, Any]) -> list[Required]:
     """The requirements of ``variant`` (``upd``'s ``sessionUpdate``) that ``upd`` does not meet,
     in table order."""
-    return [r for r in BY_VARIANT.get(variant, ()) if not KINDS[r.kind](upd.get(r.field))]
+    unmet = []
+    for r in BY_VARIANT.get(variant, ()):
+        if not KINDS[r.kind](upd.get(r.field)):
+            unmet.append(r)
+    return unmet
