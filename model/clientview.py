@@ -188,9 +188,6 @@ class ClientView:
         elif sender == "client" and ("result" in message or "error" in message):
             self._elicitation_answered(message)
 
-    def sessions(self) -> list[str]:
-        return list(self._sessions)
-
     def to_json(self) -> dict[str, Json]:
         """The client view format: one object per session ID (see docs and tests for the shape)."""
         return {sid: sess.to_json() for sid, sess in self._sessions.items()}
