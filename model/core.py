@@ -260,8 +260,19 @@ class MachineSpec:
         return tuple(found)
 
     def allowed(self, state: str, actor: Actor = "agent", ctx: Context = _EMPTY) -> frozenset[str]:
-        """The triggers of ``moves``."""
-        return frozenset(trigger for trigger, _ in self.moves(state, actor, ctx))
+        """The triggers of ``moves`` (read once per state where no row has a guard)."""
+        found = self._allowed_from.get((state, actor))
+        if found is None:
+            found = frozenset(trigger for trigger, _ in self.moves(state, actor, ctx))
+        return found
+
+    @cached_property
+    def _allowed_from(self) -> Mapping[tuple[str, str], frozenset[str]]:
+        return {
+            key: frozenset(trigger for trigger, _ in plain)
+            for key, (plain, guarded) in self._moves_from.items()
+            if guarded is None
+        }
 
     @cached_property
     def _moves_from(self) -> Mapping[tuple[str, str], tuple[Moves, Cells | None]]:
