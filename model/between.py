@@ -510,15 +510,6 @@ class Rules:
                 values[name][key] = value
         return Rules(values)
 
-    def changes(self) -> dict[str, dict[str, Param]]:
-        """The parameters that differ from the spec's (declaration -> parameter -> value)."""
-        out: dict[str, dict[str, Param]] = {}
-        for d in DECLARATIONS:
-            for key, value in d.params:
-                if self.values[d.name][key] != value:
-                    out.setdefault(d.name, {})[key] = self.values[d.name][key]
-        return out
-
     # -- the declarations, executed --------------------------------------------------------
     @staticmethod
     def late_update(cancelled: bool) -> Between:

@@ -188,25 +188,18 @@ class ClientView:
         elif sender == "client" and ("result" in message or "error" in message):
             self._elicitation_answered(message)
 
-    def sessions(self) -> list[str]:
-        return list(self._sessions)
-
     def to_json(self) -> dict[str, Json]:
         """The client view format: one object per session ID (see docs and tests for the shape)."""
         return {sid: sess.to_json() for sid, sess in self._sessions.items()}
 
-    def session_json(self, sid: str) -> dict[str, Json]:
-        """One session's part of ``to_json`` (KeyError when the view has no such session)."""
-        return self._sessions[sid].to_json()
-
     # For readers that follow a view message by message (the HTML pages): the parts of one
-    # session's ``session_json`` without building all of it, and which entities changed.
+    # session's ``to_json()[sid]`` without building all of it, and which entities changed.
     def session_state(self, sid: str) -> dict[str, Json]:
-        """``session_json(sid)["session"]``."""
+        """``to_json()[sid]["session"]``."""
         return self._sessions[sid].state_json()
 
     def preserved_count(self, sid: str) -> int:
-        """``len(session_json(sid)["preserved"])``."""
+        """``len(to_json()[sid]["preserved"])``."""
         return len(self._sessions[sid].preserved)
 
     def timeline_snapshots(self, sid: str) -> list[tuple[str, str, Any]]:
@@ -217,10 +210,8 @@ class ClientView:
         return [entities[key].snapshot() for key in sess.timeline]
 
     def entity_json(self, sid: str, etype: str, eid: str) -> dict[str, Json]:
-        """``session_json(sid)["entities"][etype][eid]``."""
-        sess = self._sessions[sid]
-        ent = sess.entities[self._key(etype, eid)]
-        return ent.to_json()
+        """``to_json()[sid]["entities"][etype][eid]``."""
+        return self._sessions[sid].entities[self._key(etype, eid)].to_json()
 
     def snapshot(self) -> Any:
         """The whole view as a hashable tuple (cached until the next ``apply``)."""

@@ -93,17 +93,11 @@ BY_VARIANT: Final[dict[str, tuple[Required, ...]]] = {
 }
 
 
-_TESTS: Final[dict[str, tuple[tuple[Required, Callable[[Any], bool]], ...]]] = {
-    v: tuple((r, KINDS[r.kind]) for r in reqs) for v, reqs in BY_VARIANT.items()
-}
-"""``BY_VARIANT`` with each requirement's test of its kind (looked up once, not per update)."""
-
-
 def missing(variant: str, upd: dict[str, Any]) -> list[Required]:
     """The requirements of ``variant`` (``upd``'s ``sessionUpdate``) that ``upd`` does not meet,
     in table order."""
     unmet = []
-    for r, holds in _TESTS.get(variant, ()):
-        if not holds(upd.get(r.field)):
+    for r in BY_VARIANT.get(variant, ()):
+        if not KINDS[r.kind](upd.get(r.field)):
             unmet.append(r)
     return unmet

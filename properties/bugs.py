@@ -17,13 +17,13 @@ a peer in one named way, instead of a branch inside it (``simulator.peers.deviat
 - ``Forbidden``: the Agent fires one forbidden cell of a table: ``trigger`` in ``source``,
   going to ``dest`` as the faulty Agent means it to (reusing a compaction's ID reopens it in
   progress; answering a withdrawn prompt with an error other than -32800 rejects it). The
-  broken rule is the one the table refuses the cell under (``MachineSpec.refusal``: the cell's,
-  or its guard's for a row a guard refuses), never a literal here; where a reading's guard
-  allows the cell, the move breaks nothing. With ``wire`` the move goes out, so the checker
-  sees the breach on the wire; without it the model refuses the move (``ProtocolViolation``)
-  and the run ends there. The rule is the spec's as written (``rule``, ``MachineSpec.
-  written_refusal``): under a variant that drops it, the bug (switched on for the dropped rule)
-  still breaks it and its move is made, on the wire or not; the checker sets the finding aside.
+  broken rule is the one the table refuses the cell under (the cell's, or its guard's for a row
+  a guard refuses), never a literal here; where a reading's guard allows the cell, the move
+  breaks nothing. With ``wire`` the move goes out, so the checker sees the breach on the wire;
+  without it the model refuses the move (``ProtocolViolation``) and the run ends there. The
+  rule is the spec's as written (``rule``, ``MachineSpec.written_refusal``): under a variant
+  that drops it, the bug (switched on for the dropped rule) still breaks it and its move is
+  made, on the wire or not; the checker sets the finding aside.
 - ``Rewrite``: the peer makes its moves as the tables say, but one field of the messages of one
   move is wrong on the wire: dropped (``DROP``) or given another value. Such a bug breaks a rule of the
   messages' shape, not of a lifecycle, so the rule is named here; ``rewrite`` applies it to a

@@ -3,21 +3,40 @@ with its markers explained, one rule in full (every field, its decidability, the
 verdict depends on, where it is implemented, and its spec sentences quoted with their line
 numbers), and a rule's JSON entry.
 
-Must not know: how rules are checked, files, the command line.
+Owns also the committed wire-decidability figures of every rule that has a check: the location
+of ``decidability.json`` beside this module (written by ``acp-model decidability --json >
+properties/decidability.json`` at the default bound; a test keeps it current) and reading it
+(``decidability_of``: rule ID -> (decidable, bound)). A missing or unreadable file gives no
+figures (the rules listing then has none), never an error.
+
+Must not know: how rules are checked or the figures computed (``simulator.analysis.
+decidability``), files other than ``decidability.json``, the command line.
 """
 
 from __future__ import annotations
 
+import json
 import textwrap
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from properties.catalogue import Rule
-from properties.decidability_data import decidability_of
 from properties.readings import READINGS
 from properties.speclines import rule_sentences
 from properties.trace import implemented_by
 
 _PARAPHRASE_WIDTH = 72
+DATA = Path(__file__).with_name("decidability.json")
+
+
+@cache
+def decidability_of() -> dict[str, tuple[str, str]]:
+    try:
+        data = json.loads(DATA.read_text(encoding="utf-8"))
+        return {e["rule"]: (e["decidable"], e["bound"]) for e in data["rules"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _where(lines: tuple[int, ...]) -> str:

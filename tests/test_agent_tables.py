@@ -68,7 +68,7 @@ def test_a_deviation_is_the_mutant_of_the_rule_it_breaks(d: deviations.Deviation
     assert MUTANT[d.name].side == d.side
     assert MUTANT[d.name].intended_rule == deviations.rule(d, BY_NAME) in RULES_BY_ID
     if isinstance(d, deviations.Forbidden):
-        assert BY_NAME[d.machine].refusal(d.source, d.trigger, {**d.when, **d.ctx}) is not None
+        assert BY_NAME[d.machine].successor(d.source, d.trigger, {**d.when, **d.ctx}) is None
     elif isinstance(d, deviations.Withhold):
         assert d.triggers <= set(BY_NAME[d.machine].triggers)
 

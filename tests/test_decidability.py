@@ -10,7 +10,7 @@ import pytest
 
 from cli.main import main
 from properties.catalogue import RULES
-from properties.decidability_data import DATA, decidability_of
+from properties.catalogue_text import DATA, decidability_of
 from simulator.analysis import decidability as dec
 from simulator.analysis.mutants import standing_for
 from simulator.peers.config import DEFAULT

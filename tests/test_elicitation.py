@@ -224,7 +224,7 @@ def test_the_agent_elicits_only_when_the_client_advertised() -> None:
 def test_the_client_view_shows_pending_elicitations() -> None:
     view = ClientView()
     view.apply("agent", wire.elicitation_create("e1", S, "url", "el_1"))
-    assert view.session_json(S)["session"]["elicitations"] == {
+    assert view.to_json()[S]["session"]["elicitations"] == {
         '"e1"': {
             "mode": "url",
             "status": "pending",
@@ -234,12 +234,12 @@ def test_the_client_view_shows_pending_elicitations() -> None:
         }
     }
     view.apply("client", wire.elicitation_answer("e1", "accept"))
-    assert view.session_json(S)["session"]["elicitations"]['"e1"']["status"] == "awaiting_completion"
+    assert view.to_json()[S]["session"]["elicitations"]['"e1"']["status"] == "awaiting_completion"
     view.apply("agent", wire.elicitation_complete("el_1"))
-    assert view.session_json(S)["session"]["elicitations"] == {}
+    assert view.to_json()[S]["session"]["elicitations"] == {}
     view.apply("agent", wire.elicitation_create("e2", S, "form", "el_2"))
     view.apply("agent", wire.cancel_request("e2"))  # withdrawn: dismissed
-    assert view.session_json(S)["session"]["elicitations"] == {}
+    assert view.to_json()[S]["session"]["elicitations"] == {}
 
 
 def test_the_client_view_moves_an_elicitation_by_the_table_only() -> None:
@@ -248,7 +248,7 @@ def test_the_client_view_moves_an_elicitation_by_the_table_only() -> None:
     view = ClientView()
 
     def shown() -> dict[str, Any]:
-        return {k: e["status"] for k, e in view.session_json(S)["session"]["elicitations"].items()}
+        return {k: e["status"] for k, e in view.to_json()[S]["session"]["elicitations"].items()}
 
     for rid, mode in (("u", "url"), ("f", "form"), ("x", "form"), ("y", "form")):
         view.apply("agent", wire.elicitation_create(rid, S, mode, f"el_{rid}"))

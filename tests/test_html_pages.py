@@ -264,7 +264,7 @@ def test_a_line_with_several_messages_gets_a_row_each_and_its_findings_once() ->
 
 
 def view_rows(sid: str, data: dict[str, Any]) -> Rows:
-    """One session of the client view format (``ClientView.session_json``) as rows, made whole
+    """One session of the client view format (``ClientView.to_json()[sid]``) as rows, made whole
     (the recording makes them message by message, from what changed)."""
     rows = header_rows(sid, data["session"], len(data["preserved"]))
     for n, (etype, eid) in enumerate(data["timeline"], 1):
@@ -286,8 +286,8 @@ def test_the_recorded_client_view_is_the_view_made_afresh_after_each_message(nam
     for i, (_, sender, message) in enumerate(rec.messages):
         fresh.apply(sender, message)
         expected: dict[str, str] = {}
-        for sid in fresh.sessions():
-            expected.update(view_rows(sid, fresh.session_json(sid)))
+        for sid, data in fresh.to_json().items():
+            expected.update(view_rows(sid, data))
         assert state_after(rec, i)[1] == expected, i
 
 
@@ -309,8 +309,8 @@ def test_a_view_whose_entities_move_is_recorded_as_made_afresh(fault: str) -> No
         rec.hook(line, sender, message)
         fresh.apply(sender, message)
         expected.append({})
-        for sid in fresh.sessions():
-            expected[-1].update(view_rows(sid, fresh.session_json(sid)))
+        for sid, data in fresh.to_json().items():
+            expected[-1].update(view_rows(sid, data))
     rec.finish()
     moved = 0
     for i, rows in enumerate(expected):
