@@ -261,29 +261,23 @@ def build_machine(
             stats.outcomes[outcome] += 1
             if outcome == "completed":
                 stats.progress.advance()
-            counts = self.world.counts
-            stats.steps += sum(counts.values())
-            if self.failed or self.judged or any(b.source == "model" for b in self.new):
-                self._account()
-                return
-            self.new = []
-            for ev in settling(self.world):
-                stats.settle_steps += 1
-                stats.steps += 1
-                self.events.append(ev)
-                found = [b for b in step_checked(self.world, ev) if b.rule not in ignore]
-                if found:
-                    self._account()
-                    self.fail(found[0])
-            found = [b for b in judge_end(self.world) if b.rule not in ignore]
-            self._account()
-            if found:
-                self.fail(found[0])
-
-        def _account(self) -> None:
+            stats.steps += sum(self.world.counts.values())
+            found: list[Breach] = []
+            if not (self.failed or self.judged or any(b.source == "model" for b in self.new)):
+                for ev in settling(self.world):  # settle and judge a run the example left open
+                    stats.settle_steps += 1
+                    stats.steps += 1
+                    self.events.append(ev)
+                    found = [b for b in step_checked(self.world, ev) if b.rule not in ignore]
+                    if found:
+                        break
+                else:
+                    found = [b for b in judge_end(self.world) if b.rule not in ignore]
             stats.events.update(self.world.counts)
             if self.world.monitors is not None:
                 stats.exercised.update(self.world.monitors.exercised)
+            if found:
+                self.fail(found[0])
 
     def make_rule(actor: str, name: str) -> None:
         key = (actor, name)
