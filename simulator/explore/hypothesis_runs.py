@@ -239,11 +239,6 @@ def build_machine(
             stats.last_failure = (breach, list(self.events))
             raise RuleBroken(breach)
 
-        def check(self, wanted: Any) -> None:
-            for b in self.new:
-                if wanted(b):
-                    self.fail(b)
-
         # -- the always-enabled rule ----------------------------------------------------------
         @rule()
         def deliver_or_wait(self) -> None:
@@ -303,7 +298,9 @@ def build_machine(
 
     def make_invariant(inv_name: str, wanted: Any) -> None:
         def body(self: WorldMachine) -> None:
-            self.check(wanted)
+            for b in self.new:
+                if wanted(b):
+                    self.fail(b)
 
         body.__name__ = inv_name
         setattr(WorldMachine, inv_name, invariant()(body))
