@@ -189,11 +189,10 @@ class Stats:
     last_failure: tuple[Breach, list[Event]] | None = None
     outcomes: Counter[str] = field(default_factory=Counter)
     """Examples by how they ended (``OUTCOMES``)."""
-    progress: Progress = NULL
 
 
 def build_machine(
-    cfg: Config, faults: frozenset[str], ignore: frozenset[str], stats: Stats
+    cfg: Config, faults: frozenset[str], ignore: frozenset[str], stats: Stats, progress: Progress = NULL
 ) -> type[RuleBasedStateMachine]:
     """A fresh machine class for one configuration (rules and invariants attached)."""
     monitors = new_monitors(True, cfg)
@@ -255,7 +254,7 @@ def build_machine(
             outcome = _outcome()
             stats.outcomes[outcome] += 1
             if outcome == "completed":
-                stats.progress.advance()
+                progress.advance()
             stats.steps += sum(self.world.counts.values())
             found: list[Breach] = []
             if not (self.failed or self.judged or any(b.source == "model" for b in self.new)):
@@ -487,18 +486,18 @@ def merge(parts: list[HypothesisResult], seed: int, examples: int, seconds: floa
 def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
     """One run of the machine (one chunk, module-level so a worker can run it), ``isolated`` as
     every run of the machine is: each round stops at its first (shrunk) failure, later rounds
-    ignore the rules already found. The result carries no progress object, so it pickles."""
+    ignore the rules already found."""
     index, examples, label, (base, steps, cfg, faults, database, max_rounds, hypothesis_shrink) = job
     seed = chunk_seed(base, index)
     t0 = time.perf_counter()
-    stats = Stats(progress=progress)
+    stats = Stats()
     found: dict[str, Counterexample] = {}
     rounds = 0
     stop = "examples exhausted"
     while rounds < max_rounds:
         rounds += 1
         progress.phase(f"hypothesis, {label}round {rounds}", examples)
-        machine = build_machine(cfg, faults, frozenset(found), stats)
+        machine = build_machine(cfg, faults, frozenset(found), stats, progress)
         machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
         stats.last_failure = None
         try:
@@ -530,7 +529,6 @@ def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
             continue
         break
     progress.done()
-    stats.progress = NULL
     return HypothesisResult(
         seed=seed,
         max_examples=examples,
