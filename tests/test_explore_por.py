@@ -19,8 +19,9 @@ import pytest
 from cli.main import main
 from simulator.analysis.mutants import MUTANTS
 from simulator.explore import bfs as explore_bfs
-from simulator.explore.bfs import SLICE_BY_NAME, SLICES, BfsResult, Child, expander, new_parts
+from simulator.explore.bfs import SLICE_BY_NAME, SLICES, BfsResult, Child, expander
 from simulator.explore.por import BOTH, ample
+from simulator.explore.state import State
 from simulator.peers.config import SMALL, Config
 
 TWO = SMALL.with_(
@@ -83,7 +84,7 @@ def _successors(expand: Any, st: Any, sides: int) -> list[Child]:
 def test_the_side_expanded_alone_is_persistent(cfg: Config) -> None:
     """From every state where ``ample`` picks one side, the other side alone (up to 4 steps)
     neither enables nor disables an event of the picked side, and the two orders commute."""
-    parts = new_parts(cfg, frozenset(), True)
+    parts = State(cfg, frozenset(), True)
     with parts.stepping():
         expand, _ = expander(parts, cfg)
         side = ample(parts, cfg)

@@ -6,7 +6,7 @@ A state is the compact tuple of ``simulator.explore.state``: the numbers of the 
 Client's and the monitors' states, the messages in flight, and (only with a faulty client view,
 when views decide findings) the numbers of the client view and the reference view; the client's
 view is left out otherwise (nothing reads it), the agent's retained history is added where a
-resume replays it (``new_parts``). A state's successors are the states each enabled event leads
+resume replays it (``State``). A state's successors are the states each enabled event leads
 to, in ``World.enabled``'s order; one loop (``search_states``) numbers the states level by level.
 
 Symmetry (``symmetry=True``; off by default, it rarely pays): message IDs are fresh names
@@ -55,8 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from properties.clientview import CLIENT_FAULTS
-from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors, replay
+from simulator.explore.common import Breach, Counterexample, make_counterexample, replay
 from simulator.explore.coverage import Row, context_takers
 from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
 from simulator.explore.state import COUNTER_AT, State
@@ -469,14 +468,6 @@ def explore(
     )
 
 
-def new_parts(cfg: Config, faults: frozenset[str], monitors: bool) -> State:
-    """The numbered parts of the initial World (views only with a faulty client view, the
-    agent's history only where a resume replays it: see above)."""
-    views = bool(faults & frozenset(CLIENT_FAULTS))
-    history = "resume" in cfg.features and cfg.resumes > 0
-    return State(cfg, faults, new_monitors(monitors, cfg), views, history)
-
-
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause CPython's cyclic garbage collector while the search runs. The search keeps
@@ -608,7 +599,7 @@ def search_states(
     pointers, quiescent states, first breach of each rule, why it stopped). For callers that
     look at the states themselves too (``simulator.analysis.decidability_exhaustive``).
     Symmetry applies only where it can (see above); ``_Search.symmetry`` says whether it did."""
-    parts = new_parts(cfg, faults, monitors)
+    parts = State(cfg, faults, monitors)
     s = _Search(one_side=bytearray() if por else None)
     s.symmetry = symmetry and COUNTER_AT >= 0 and not faults
     with parts.stepping(), collector_paused():

@@ -31,19 +31,17 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from properties.engine import MonitorSet
-from simulator.peers.config import Config
+from simulator.peers.config import DEFAULT, Config
 from simulator.peers.world import Event, Line, World
 
 SETTLE_BUDGET = 400
 """Most agent moves and deliveries ``settling`` takes before giving up on quiescence."""
 
 
-def new_monitors(enabled: bool = True, cfg: Config | None = None) -> MonitorSet:
+def new_monitors(enabled: bool = True, cfg: Config = DEFAULT) -> MonitorSet:
     """The full catalogue of monitors, judging under the readings and the variant of ``cfg``
-    (None: the defaults, the spec as written), or an empty set when it is off."""
-    readings = cfg.reading_map() if cfg is not None else None
-    variant = cfg.variant if cfg is not None else None
-    return MonitorSet(None if enabled else [], readings=readings, variant=variant)
+    (by default the spec as written), or an empty set when it is off."""
+    return MonitorSet(None if enabled else [], readings=cfg.reading_map(), variant=cfg.variant)
 
 
 def monitor_rules() -> tuple[str, ...]:

@@ -189,11 +189,10 @@ class Stats:
     last_failure: tuple[Breach, list[Event]] | None = None
     outcomes: Counter[str] = field(default_factory=Counter)
     """Examples by how they ended (``OUTCOMES``)."""
-    progress: Progress = NULL
 
 
 def build_machine(
-    cfg: Config, faults: frozenset[str], ignore: frozenset[str], stats: Stats
+    cfg: Config, faults: frozenset[str], ignore: frozenset[str], stats: Stats, progress: Progress = NULL
 ) -> type[RuleBasedStateMachine]:
     """A fresh machine class for one configuration (rules and invariants attached)."""
     monitors = new_monitors(True, cfg)
@@ -239,11 +238,6 @@ def build_machine(
             stats.last_failure = (breach, list(self.events))
             raise RuleBroken(breach)
 
-        def check(self, wanted: Any) -> None:
-            for b in self.new:
-                if wanted(b):
-                    self.fail(b)
-
         # -- the always-enabled rule ----------------------------------------------------------
         @rule()
         def deliver_or_wait(self) -> None:
@@ -260,30 +254,24 @@ def build_machine(
             outcome = _outcome()
             stats.outcomes[outcome] += 1
             if outcome == "completed":
-                stats.progress.advance()
-            counts = self.world.counts
-            stats.steps += sum(counts.values())
-            if self.failed or self.judged or any(b.source == "model" for b in self.new):
-                self._account()
-                return
-            self.new = []
-            for ev in settling(self.world):
-                stats.settle_steps += 1
-                stats.steps += 1
-                self.events.append(ev)
-                found = [b for b in step_checked(self.world, ev) if b.rule not in ignore]
-                if found:
-                    self._account()
-                    self.fail(found[0])
-            found = [b for b in judge_end(self.world) if b.rule not in ignore]
-            self._account()
-            if found:
-                self.fail(found[0])
-
-        def _account(self) -> None:
+                progress.advance()
+            stats.steps += sum(self.world.counts.values())
+            found: list[Breach] = []
+            if not (self.failed or self.judged or any(b.source == "model" for b in self.new)):
+                for ev in settling(self.world):  # settle and judge a run the example left open
+                    stats.settle_steps += 1
+                    stats.steps += 1
+                    self.events.append(ev)
+                    found = [b for b in step_checked(self.world, ev) if b.rule not in ignore]
+                    if found:
+                        break
+                else:
+                    found = [b for b in judge_end(self.world) if b.rule not in ignore]
             stats.events.update(self.world.counts)
             if self.world.monitors is not None:
                 stats.exercised.update(self.world.monitors.exercised)
+            if found:
+                self.fail(found[0])
 
     def make_rule(actor: str, name: str) -> None:
         key = (actor, name)
@@ -309,7 +297,9 @@ def build_machine(
 
     def make_invariant(inv_name: str, wanted: Any) -> None:
         def body(self: WorldMachine) -> None:
-            self.check(wanted)
+            for b in self.new:
+                if wanted(b):
+                    self.fail(b)
 
         body.__name__ = inv_name
         setattr(WorldMachine, inv_name, invariant()(body))
@@ -496,18 +486,18 @@ def merge(parts: list[HypothesisResult], seed: int, examples: int, seconds: floa
 def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
     """One run of the machine (one chunk, module-level so a worker can run it), ``isolated`` as
     every run of the machine is: each round stops at its first (shrunk) failure, later rounds
-    ignore the rules already found. The result carries no progress object, so it pickles."""
+    ignore the rules already found."""
     index, examples, label, (base, steps, cfg, faults, database, max_rounds, hypothesis_shrink) = job
     seed = chunk_seed(base, index)
     t0 = time.perf_counter()
-    stats = Stats(progress=progress)
+    stats = Stats()
     found: dict[str, Counterexample] = {}
     rounds = 0
     stop = "examples exhausted"
     while rounds < max_rounds:
         rounds += 1
         progress.phase(f"hypothesis, {label}round {rounds}", examples)
-        machine = build_machine(cfg, faults, frozenset(found), stats)
+        machine = build_machine(cfg, faults, frozenset(found), stats, progress)
         machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
         stats.last_failure = None
         try:
@@ -539,7 +529,6 @@ def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
             continue
         break
     progress.done()
-    stats.progress = NULL
     return HypothesisResult(
         seed=seed,
         max_examples=examples,

@@ -369,15 +369,7 @@ def _exhaustive(
     keep_shortest(best, (c for r in results for c in r.counterexamples))
     covered = union((r.rows, r.exercised) for r in results)
     progress.done()
-    graph_bytes = None
-    if opts.graph is not None:
-        progress.phase("writing the state graph (GraphML)")
-        try:
-            graph_bytes = _write_graph(opts.graph, results)
-        except OSError as exc:
-            write_errors.append(write_error(opts.graph, exc))
-        progress.done()
-    ex = {
+    ex: dict[str, Any] = {
         "states": states,
         "transitions": sum(r.transitions for r in results),
         "max_depth": max((r.max_depth for r in results), default=0),
@@ -404,8 +396,14 @@ def _exhaustive(
         ],
     }
     if opts.graph is not None:
+        progress.phase("writing the state graph (GraphML)")
         ex["graph"] = opts.graph
-        ex["graph_bytes"] = graph_bytes  # None: it could not be written (``write_errors``)
+        try:
+            ex["graph_bytes"] = _write_graph(opts.graph, results)
+        except OSError as exc:
+            ex["graph_bytes"] = None  # the report says it could not be written (``write_errors``)
+            write_errors.append(write_error(opts.graph, exc))
+        progress.done()
     events: Counter[str] = Counter()
     for r in results:
         events.update(r.events)

@@ -50,8 +50,9 @@ from typing import Any
 import orjson
 
 from model.core import ProtocolViolation
+from properties.clientview import CLIENT_FAULTS
 from properties.engine import MonitorSet
-from simulator.explore.common import Breach
+from simulator.explore.common import Breach, new_monitors
 from simulator.explore.coverage import Row, recording
 from simulator.peers.agent import Agent
 from simulator.peers.client import BlindView
@@ -132,10 +133,6 @@ class Messages(Numbered):
             text = repr(msg)
         return self.number((sender, text), msg)
 
-    def sender(self, x: int) -> str:
-        sender: str = self.keys[x][0]
-        return sender
-
 
 class Peer(Numbered):
     """One peer's states (the Agent's or the Client's), numbered, with memoized moves: the
@@ -187,31 +184,32 @@ class Peer(Numbered):
         ev = what if isinstance(what, tuple) else None
         try:
             sent = (new.do(what[1], what[2]) if ev else new.receive(self.msgs.reps[what])) or []
+            seq = tuple([self.msgs.of(self.side, m) for m in sent])
+            move = [ev, self.id(new), seq, ()]
         except ProtocolViolation as exc:
-            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),), 0, self._fired()]
-        seq = tuple([self.msgs.of(self.side, m) for m in sent])
-        return [ev, self.id(new), seq, (), 0, self._fired()]
-
-    def _fired(self) -> tuple[Row, ...]:
-        rows = tuple(self.rows)
+            move = [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),)]
+        fired = tuple(self.rows)
         self.rows.clear()
-        return rows
+        return [*move, 0, fired]
 
 
 class State:
     """Every part of the composed World, numbered, with memoized moves (see the module header)."""
 
-    def __init__(
-        self, cfg: Config, faults: frozenset[str], monitors: MonitorSet, views: bool, history: bool
-    ) -> None:
-        world = World(cfg, faults, monitors, record=False)
+    def __init__(self, cfg: Config, faults: frozenset[str], monitors: bool) -> None:
+        """The parts of the initial World: views only with a faulty client view, the agent's
+        history only where a resume replays it (see the module header)."""
+        views = bool(faults & frozenset(CLIENT_FAULTS))
+        history = "resume" in cfg.features and cfg.resumes > 0
+        whole = new_monitors(monitors, cfg)
+        world = World(cfg, faults, whole, record=False)
         self.msgs = Messages()
         self.agent = Peer("agent", self.msgs, history)
         self.client = Peer("client", self.msgs)
         self.root_agent = self.agent.id(world.agent)
         # the representative Client carries no view: its choices never read it
         self.root_client = self.client.id(world.client.clone(BlindView()))  # type: ignore[arg-type]
-        self.monitors = Monitors(cfg, faults, monitors, self.msgs)
+        self.monitors = Monitors(cfg, faults, whole, self.msgs)
         self.view_table: ViewTable | None = None
         self.reference_table: ViewTable | None = None
         if views:  # a faulty client view: the World keeps a reference view beside it
@@ -266,28 +264,19 @@ class State:
         the acting peer's state (its representative) and the event."""
         out: Counter[str] = Counter()
         for peer, received in ((self.client, "net.to_client"), (self.agent, "net.to_agent")):
-            for n, moves in peer.moves.items():
-                for ev, _, _, _, k, _ in moves:
-                    if k:
-                        self._count(out, f"{ev[0]}.{ev[1]}", k, contexts, peer.reps[n], ev)
-            for key, move in peer.recv.items():
-                if move[4]:
-                    self._count(out, received, move[4], contexts, peer.reps[key >> SHIFT], None)
+            taken = [
+                (f"{ev[0]}.{ev[1]}", k, peer.reps[n], ev)
+                for n, moves in peer.moves.items()
+                for ev, _, _, _, k, _ in moves
+            ]
+            taken += [(received, move[4], peer.reps[key >> SHIFT], None) for key, move in peer.recv.items()]
+            for name, k, rep, ev in taken:
+                if k:
+                    out[name] += k
+                    for context, holds in contexts.get(name, ()):
+                        if holds(rep, ev):
+                            out[f"{name}[{context}]"] += k
         return out
-
-    @staticmethod
-    def _count(
-        out: Counter[str],
-        name: str,
-        k: int,
-        contexts: Mapping[str, Sequence[tuple[str, Context]]],
-        rep: Any,
-        ev: Any,
-    ) -> None:
-        out[name] += k
-        for context, holds in contexts.get(name, ()):
-            if holds(rep, ev):
-                out[f"{name}[{context}]"] += k
 
     def tally(self) -> Counter[Row]:
         """The machine rows fired over every move the search took."""
@@ -359,7 +348,7 @@ class Monitors:
         table = self._sets[i]
         ms = table.reps[n].clone(fresh=True)
         self.line += 1
-        found = ms.feed(self.msgs.sender(x), self.msgs.reps[x], self.line)
+        found = ms.feed(self.msgs.keys[x][0], self.msgs.reps[x], self.line)
         breaches = tuple(Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule")
         got = self._local[(i, n, x)] = (
             table.number(ms.state_key(), ms),
@@ -421,6 +410,6 @@ class ViewTable(Numbered):
         hit = self.steps.get(key)
         if hit is None:
             view = copy.deepcopy(self.reps[vid])
-            view.apply(self.msgs.sender(x), self.msgs.reps[x])
+            view.apply(self.msgs.keys[x][0], self.msgs.reps[x])
             hit = self.steps[key] = self.number(self._key(view), view)
         return hit
