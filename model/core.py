@@ -25,9 +25,11 @@ table, in ``MachineSpec.guards`` (each reads the caller's flag of its own name: 
 the table itself stays plain data that the fast explorer, the diagram code and
 ``acp-model machines`` read without running anything.
 
-``MachineSpec.fire(state, trigger, ctx)`` executes the table: a pure dictionary lookup (the
-tests keep it in agreement with a second execution through the ``transitions`` library,
-``tests/transitions_instance.py``).
+The same table drives two executions that tests keep in agreement:
+- ``MachineSpec.fire(state, trigger, ctx)``: a pure dictionary lookup for explorers.
+- ``Instance``: a live object driven by the ``transitions`` library (one shared ``Machine``
+  per spec, models added with ``add_model``; ``auto_transitions`` off; a trigger whose guards
+  all fail is turned into a violation, never a silent ``False``).
 
 Variants (``properties.variants``) build changed copies of a spec with ``MachineSpec.changed``:
 rows added or removed (the copy is checked like any spec), and ``relaxed`` rules, the rules a
@@ -36,9 +38,9 @@ raises: the state stays as it is (the event happened, the machine did not move);
 refused by a guard whose rule is relaxed is taken anyway (the guard no longer binds). A cell
 emptied by a removed row raises the cell's rule with ``removed=True`` on the violation, so a
 simulated peer can tell "the variant removed this move" from a seeded bug. Only ``fire`` knows
-these. ``written_refusal`` names the rule a cell breaks with the relaxations ignored (a seeded
-bug that breaks a dropped rule still breaks it: the simulated peers mark the breach, the checker
-sets it aside).
+these; ``Instance`` (the transitions library) runs the rows as they are. ``written_refusal`` names
+the rule a cell breaks with the relaxations ignored (a seeded bug that breaks a dropped rule
+still breaks it: the simulated peers mark the breach, the checker sets it aside).
 
 Every spec is checked when it is built (``check_graph``): one initial state, every state
 reachable, no non-final trap states, and every non-final state able to reach a final state
@@ -56,6 +58,7 @@ from functools import cached_property, partial
 from typing import Any, Literal
 
 import networkx as nx
+from transitions import Machine, MachineError
 
 Actor = Literal["agent", "client"]
 Context = Mapping[str, Any]
@@ -452,6 +455,53 @@ class MachineSpec:
                 refused.args = (f"{refused.args[0]} (row removed by the variant)",)
                 break
         return refused
+
+    # -- the transitions library ---------------------------------------------------------
+    @cached_property
+    def machine(self) -> Machine:
+        """One shared ``transitions.Machine`` for every live instance of this spec."""
+        transitions: list[dict[str, Any]] = []
+        for row in self.rows:
+            entry: dict[str, Any] = {"trigger": row.trigger, "source": row.source, "dest": row.dest}
+            if row.guard is not None:
+                guard = self.guards[row.guard_name]  # type: ignore[index]
+                entry["unless" if row.negated else "conditions"] = [guard]
+            transitions.append(entry)
+        return Machine(
+            model=None,
+            states=list(self.states),
+            transitions=transitions,
+            initial=self.initial,
+            auto_transitions=False,
+            ignore_invalid_triggers=False,
+            send_event=False,  # a guard is called with the trigger's argument, the context
+            name=self.name,
+        )
+
+
+class Instance:
+    """A live object of one machine, stepped through the ``transitions`` library."""
+
+    state: str
+
+    def __init__(self, spec: MachineSpec) -> None:
+        self.spec = spec
+        spec.machine.add_model(self, initial=spec.initial)
+
+    def fire(self, trigger: str, ctx: Context = _EMPTY) -> str:
+        before = self.state
+        if trigger not in self.spec.actor_of:
+            raise SpecError(f"{self.spec.name}: unknown trigger {trigger!r}")
+        try:
+            moved = self.spec.machine.events[trigger].trigger(self, ctx)
+        except MachineError:
+            moved = False
+        if not moved:  # a trigger whose guards all fail is a violation, never a silent False
+            raise self.spec._refused(before, trigger, ctx)
+        return self.state
+
+    def detach(self) -> None:
+        self.spec.machine.remove_model(self)
 
 
 def flags(**defaults: bool) -> dict[str, Guard]:

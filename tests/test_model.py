@@ -14,13 +14,13 @@ from model import entity, foreground
 from model.core import (
     AgentViolation,
     ClientViolation,
+    Instance,
     MachineSpec,
     ProtocolViolation,
     Row,
     SpecError,
 )
 from model.registry import MACHINES
-from tests.transitions_instance import Instance
 
 CELLS = [(spec, state, trigger) for spec in MACHINES for state in spec.states for trigger in spec.triggers]
 
@@ -51,19 +51,22 @@ def test_every_cell_reaches_its_target_or_raises_the_named_violation(
     expected = _expected(spec, state, trigger, ctx)
     live = Instance(spec)
     live.state = state
-    for step in (lambda: spec.fire(state, trigger, ctx), lambda: live.fire(trigger, ctx)):
-        if expected is None:
-            with pytest.raises(ProtocolViolation) as info:
-                step()
-            v = info.value
-            assert (v.machine, v.state, v.event) == (spec.name, state, trigger)
-            assert v.rule and v.rule != "model"
-            cls = ClientViolation if spec.actor_of[trigger] == "client" else AgentViolation
-            assert isinstance(v, cls)
-            assert live.state == state, "a refused event must leave the state unchanged"
-        else:
-            assert step() == expected
-            live.state = state
+    try:
+        for step in (lambda: spec.fire(state, trigger, ctx), lambda: live.fire(trigger, ctx)):
+            if expected is None:
+                with pytest.raises(ProtocolViolation) as info:
+                    step()
+                v = info.value
+                assert (v.machine, v.state, v.event) == (spec.name, state, trigger)
+                assert v.rule and v.rule != "model"
+                cls = ClientViolation if spec.actor_of[trigger] == "client" else AgentViolation
+                assert isinstance(v, cls)
+                assert live.state == state, "a refused event must leave the state unchanged"
+            else:
+                assert step() == expected
+                live.state = state
+    finally:
+        live.detach()
 
 
 def test_sweep_covers_every_cell_and_every_row() -> None:

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from cli.main import main
-from model.core import ProtocolViolation
+from model.core import Instance, ProtocolViolation
 from model.registry import BY_NAME
 from properties.engine import MonitorSet
 from properties.variants import VariantError, from_drops, load
-from tests.transitions_instance import Instance
 from tests.wire_dsl import Line, answer, cancel, prompt, say, state, tool, user
 
 REPO = Path(__file__).resolve().parent.parent
@@ -239,9 +238,12 @@ def test_removed_row_is_flagged_and_pruned_from_the_agents_moves() -> None:
     assert err.value.removed and err.value.rule == "BG-05"
     live = Instance(spec)  # the transitions-driven instance refuses it the same way
     live.state = "pending"
-    with pytest.raises(ProtocolViolation) as live_err:
-        live.fire("complete")
-    assert live_err.value.removed and str(live_err.value) == str(err.value)
+    try:
+        with pytest.raises(ProtocolViolation) as live_err:
+            live.fire("complete")
+        assert live_err.value.removed and str(live_err.value) == str(err.value)
+    finally:
+        live.detach()
     world = World(SMALL.with_(features=frozenset({"pause"}), tool_updates=1, variant=v))
     assert world.agent.prune and world.agent.specs["tool_call"] is not BY_NAME["tool_call"]
     assert not World(SMALL).agent.prune
