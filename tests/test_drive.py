@@ -838,19 +838,27 @@ def test_an_agent_that_crashes_mid_turn_leaves_its_obligations_open_not_broken(t
 
 @posix
 @pytest.mark.parametrize(
-    ("body", "rule", "why"),
+    ("body", "rule", "why", "startup"),
     [
-        ("sys.stderr.write('boom\\n'); sys.exit(3)", "drive.agent-crashed", "the agent crashed in this run"),
+        # the crashing Agent ends the wait by exiting: a long one costs nothing, and a short one
+        # can run out before a loaded machine has started the child (a no-answer finding instead)
+        (
+            "sys.stderr.write('boom\\n'); sys.exit(3)",
+            "drive.agent-crashed",
+            "the agent crashed in this run",
+            "30",
+        ),
         (
             "for line in sys.stdin:\n    sys.stdout.write(line); sys.stdout.flush()",  # as `cat`
             "drive.no-answer",
             "no client choice came before the failure",
+            "0.3",
         ),
     ],
     ids=["crashes", "cat"],
 )
 def test_drive_does_not_shrink_a_crash_or_a_failure_with_no_choices(
-    tmp_path: Path, body: str, rule: str, why: str
+    tmp_path: Path, body: str, rule: str, why: str, startup: str
 ) -> None:
     from cli.main import main
 
@@ -860,7 +868,7 @@ def test_drive_does_not_shrink_a_crash_or_a_failure_with_no_choices(
         "--runs",
         "2",
         "--startup",
-        "0.3",
+        startup,
         "--timeout",
         "0.3",
         "--json",
