@@ -24,6 +24,7 @@ from typing import Any
 from model import background as bgm
 from model import session as sm
 from properties import seeded
+from properties.bugs import rule_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent_background import _COMPACTION_MOVE
 from simulator.peers.agent_state import _MSG_PREFIX, AgentState, Msg
@@ -82,7 +83,7 @@ class Deviating(AgentState):
         for d in self.deviations:
             if not isinstance(d, deviations.Forbidden) or self.session not in (sm.OPEN, sm.CLOSING):
                 continue
-            if deviations.rule(d) in self.marks:
+            if rule_of(d) in self.marks:
                 continue
             for key, state in self._entities(d.machine):
                 if state != d.source:

@@ -19,6 +19,7 @@ from model import elicitation as em
 from model import foreground as fgm
 from model import permission as pm
 from model import toolcall as tcm
+from properties.bugs import rule_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent_background import BackgroundWork
 from simulator.peers.agent_state import (
@@ -710,7 +711,7 @@ class ForegroundWork(BackgroundWork):
         # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
         # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
         withheld = [
-            deviations.rule(d)
+            rule_of(d)
             for d in deviations.matching(self.deviations, deviations.Withhold, machine="tool_call")
             if trigger in d.triggers and (confirms or reason == fgm.ERROR)
         ]
