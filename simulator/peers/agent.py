@@ -61,8 +61,6 @@ from simulator.peers.agent_state import _INSERTABLE, CHILD, FUTURE_STATE, MAIN, 
 
 __all__ = ["AGENT_FAULTS", "CHILD", "FUTURE_STATE", "MAIN", "Agent"]
 
-_PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
-"""The order the Agent offers its moves on a prompt in; which it may take is the prompt table's."""
 _RESTORES = ("restore_idle", "restore_running", "restore_requires_action")
 """Foreground triggers that report a known state again after unknown or unrecognized."""
 
@@ -263,8 +261,8 @@ class Agent(Freedoms, Deviating):
     def _prompt_events(self, add: Any, rid: int, waiting: int | None, open_: bool) -> None:
         """The Agent's answers to one prompt: the prompt table's rows from its state
         (``_can``; guard ``oldest_held``: it is the oldest prompt still waiting; ``own_reason``:
-        the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_TRIGGERS``, and
-        within the Agent's own choices:
+        the reading ``rejected-after-cancel-request``), in the order hold, insert, reject,
+        withdraw, answer, and within the Agent's own choices:
 
         - it holds a prompt only when every prompt received before it and still waiting is held
           (feature ``hold``): it decides on its prompts in the order they came (the order of
@@ -284,45 +282,39 @@ class Agent(Freedoms, Deviating):
         if not allowed:
             return
         unadvertised = p[4] == "unadvertised"
-        for trigger in _PROMPT_TRIGGERS:
-            if trigger not in allowed:
-                continue
-            if trigger == "hold":
-                if "hold" in self.cfg.features and all(st == prm.HELD for st in self._waiting_before(rid)):
-                    add(("agent", "hold", rid))
-            elif trigger == "reject":
-                if (
-                    self._has("hook_refusal")
-                    and not p[4]
-                    and (st == prm.RECEIVED or rid == waiting)
-                    and self.real != fgm.IDLE
-                    and "hook_refused" not in self.extras
-                    and self._reading(BUSY_REFUSAL, "may-have-other-reason")
-                ):
-                    add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
-                fail = "fail" in self.cfg.features
-                if st == prm.RECEIVED and not (fail or p[4]):
-                    continue
-                if st == prm.HELD and not ((fail and rid == waiting) or p[4]):
-                    continue
+        features = self.cfg.features
+        if "hold" in allowed and "hold" in features and all(s == prm.HELD for s in self._waiting_before(rid)):
+            add(("agent", "hold", rid))
+        if (
+            "insert" in allowed
+            and open_
+            and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
+            and (not unadvertised or not self._applies(bw.CONTENT_ADVERTISED.rule))
+            and self.between.may_insert_now(p[5], self.real != fgm.IDLE)
+        ):
+            add(("agent", "insert", rid))
+        if "reject" in allowed:
+            first = st == prm.RECEIVED or rid == waiting  # received, or the oldest still waiting
+            if (
+                "hook_refusal" in features
+                and not p[4]
+                and first
+                and self.real != fgm.IDLE
+                and "hook_refused" not in self.extras
+                and self._reading(BUSY_REFUSAL, "may-have-other-reason")
+            ):
+                add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
+            if p[4] or st not in (prm.RECEIVED, prm.HELD) or ("fail" in features and first):
                 add(("agent", "reject", rid))
-            elif trigger == "insert":
-                if (
-                    open_
-                    and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
-                    and (not unadvertised or not self._applies(bw.CONTENT_ADVERTISED.rule))
-                    and self.between.may_insert_now(p[5], self.real != fgm.IDLE)
-                ):
-                    add(("agent", "insert", rid))
-            elif trigger == "withdraw":
-                # how a covered prompt with unadvertised content may be answered (``model.between``)
-                answers = self.between.covered_invalid_answers(self.rd["cancelled-invalid-prompt"])
-                if st == prm.COVERED and unadvertised and "invalid" in answers:
-                    add(("agent", "withdraw_invalid", rid))  # -32602
-                if not (st == prm.COVERED and unadvertised and "cancelled" not in answers):
-                    add(("agent", "withdraw", rid))
-            else:
-                add(("agent", trigger, rid))
+        if "withdraw" in allowed:
+            # how a covered prompt with unadvertised content may be answered (``model.between``)
+            answers = self.between.covered_invalid_answers(self.rd["cancelled-invalid-prompt"])
+            if st == prm.COVERED and unadvertised and "invalid" in answers:
+                add(("agent", "withdraw_invalid", rid))  # -32602
+            if not (st == prm.COVERED and unadvertised and "cancelled" not in answers):
+                add(("agent", "withdraw", rid))
+        if "answer" in allowed:
+            add(("agent", "answer", rid))
 
     def _answered_after_close(self) -> tuple[str, ...]:
         """The states of prompts the Agent may answer after the session/close response: those the

@@ -24,9 +24,6 @@ from simulator.peers.agent_state import BOUNDED_COMPACTION, AgentState, Msg, _em
 
 CUSTOM_COMPACTION = "_deferred"
 """The custom compaction status the Agent may report (feature ``compaction``)."""
-_BACKGROUND_TRIGGERS = ("list", "finalize", "adopt", "unlist")
-"""The order the Agent offers its moves on a background item in; which it may take is the
-background table's."""
 _COMPACTION_ACTIONS = {
     "compact_chunk": "summary_chunk",
     "compact_patch": "summary_patch",
@@ -91,8 +88,8 @@ class BackgroundWork(AgentState):
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
         """The Agent's moves on one background item: the background table's rows from its state
         (``_can``; guard ``child``: it is the subagent child; ``becomes_foreground``: the
-        reading ``waited-on-background`` is ``becomes-foreground``), in the order
-        ``_BACKGROUND_TRIGGERS``, within its own choices:
+        reading ``waited-on-background`` is ``becomes-foreground``), in this order, within its
+        own choices:
 
         - ``list``: a snapshot naming an announced item (``bg_list``), or a finished child
           given new work, at most ``Config.reruns`` times while the session is open
@@ -110,34 +107,31 @@ class BackgroundWork(AgentState):
             "becomes_foreground": self.rd[bgm.WAITED_ON] == "becomes-foreground",
         }
         allowed = self._can("background_item", st, ctx)
-        for trigger in _BACKGROUND_TRIGGERS:
-            if trigger not in allowed:
-                continue
-            if trigger == "list":
-                if st != bgm.DONE:
-                    add(("agent", "bg_list", key))
-                elif self._open() and self._room("reruns"):
-                    add(("agent", "bg_rerun", key))  # a detached child gets work again
-            elif trigger == "finalize":
-                if not self._awaits_permission(key):
-                    if not self._granted_unrun(key):
-                        add(("agent", "bg_finish", key))
-                    if "bg_fail" in self.cfg.features:
-                        add(("agent", "bg_fail", key))
-                self._live_item_events(add, key)
-            elif trigger == "adopt":
-                if (
-                    key[0] == "tool_call"
-                    and self.real == self.reported
-                    and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
-                    and not self.cancelling
-                    and self._open()
-                ):
-                    add(("agent", "bg_adopt", key))
-            elif trigger == "unlist":
-                add(("agent", "bg_unlist", key))
-                if "followup" in self.cfg.features and not active and self._open():
-                    add(("agent", "bg_unlist_followup", key))
+        if "list" in allowed:
+            if st != bgm.DONE:
+                add(("agent", "bg_list", key))
+            elif self._open() and self._room("reruns"):
+                add(("agent", "bg_rerun", key))  # a detached child gets work again
+        if "finalize" in allowed:
+            if not self._awaits_permission(key):
+                if not self._granted_unrun(key):
+                    add(("agent", "bg_finish", key))
+                if "bg_fail" in self.cfg.features:
+                    add(("agent", "bg_fail", key))
+            self._live_item_events(add, key)
+        if (
+            "adopt" in allowed
+            and key[0] == "tool_call"
+            and self.real == self.reported
+            and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
+            and not self.cancelling
+            and self._open()
+        ):
+            add(("agent", "bg_adopt", key))
+        if "unlist" in allowed:
+            add(("agent", "bg_unlist", key))
+            if "followup" in self.cfg.features and not active and self._open():
+                add(("agent", "bg_unlist_followup", key))
 
     def _awaits_permission(self, key: tuple[str, str]) -> bool:
         if key[0] != "tool_call" or key[1] not in self.tools:
