@@ -150,7 +150,7 @@ class Agent(Freedoms, Deviating):
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = self.cfg.features
-        open_ = self._open()
+        open_ = self.session == sm.OPEN
         for rid in self.prompts:
             p = self.prompts[rid]
             st = p[0]
@@ -322,7 +322,7 @@ class Agent(Freedoms, Deviating):
         success response): 2. Prompt accepted, "If the message has already been inserted, it
         receives a successful messageId response. Prompt responses need not precede the close
         response." """
-        if self._has("answer_after_close"):
+        if "answer_after_close" in self.cfg.features:
             return (prm.CLOSED_OUT, prm.INSERTED)
         return (prm.CLOSED_OUT,)
 

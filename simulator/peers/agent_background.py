@@ -16,6 +16,7 @@ from model import background as bgm
 from model import compaction as cm
 from model import foreground as fgm
 from model import permission as pm
+from model import session as sm
 from model import terminal as tm
 from model import toolcall as tcm
 from properties.readings import TOOL_WITH_LISTED_TERMINAL, UNLISTED_TOOL_WHILE_BLOCKED
@@ -52,7 +53,7 @@ class BackgroundWork(AgentState):
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (``_start_events``), list, finalize, remove. While the session
         is closing, live items are finalized and removed (closing stops them)."""
-        if self.session == "open" and not self.cancelling and self._room("background"):
+        if self.session == sm.OPEN and not self.cancelling and self._room("background"):
             self._start_events(add)
         for key, st in self.items.items():
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
@@ -110,7 +111,7 @@ class BackgroundWork(AgentState):
         if "list" in allowed:
             if st != bgm.DONE:
                 add(("agent", "bg_list", key))
-            elif self._open() and self._room("reruns"):
+            elif self.session == sm.OPEN and self._room("reruns"):
                 add(("agent", "bg_rerun", key))  # a detached child gets work again
         if "finalize" in allowed:
             if not self._awaits_permission(key):
@@ -125,12 +126,12 @@ class BackgroundWork(AgentState):
             and self.real == self.reported
             and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
             and not self.cancelling
-            and self._open()
+            and self.session == sm.OPEN
         ):
             add(("agent", "bg_adopt", key))
         if "unlist" in allowed:
             add(("agent", "bg_unlist", key))
-            if "followup" in self.cfg.features and not active and self._open():
+            if "followup" in self.cfg.features and not active and self.session == sm.OPEN:
                 add(("agent", "bg_unlist_followup", key))
 
     def _awaits_permission(self, key: tuple[str, str]) -> bool:
@@ -172,7 +173,7 @@ class BackgroundWork(AgentState):
             and self._room("permissions")
             and ident in self.tools
             and self.tools[ident][2] is None
-            and self.session == "open"
+            and self.session == sm.OPEN
         ):
             add(("agent", "bg_ask", ident))
         if kind == "tool_call" and "bg_pause" in features and ident in self.tools and self._may_pause(key):
@@ -182,10 +183,10 @@ class BackgroundWork(AgentState):
                 if (
                     to != status
                     and tcm.STATUS_TRIGGER[to] in allowed
-                    and (self._open() or to == tcm.IN_PROGRESS)
+                    and (self.session == sm.OPEN or to == tcm.IN_PROGRESS)
                 ):
                     add(("agent", "tool_status", (ident, to)))
-        if "extras" in features and "out:" + ident not in self.extras and self.session == "open":
+        if "extras" in features and "out:" + ident not in self.extras and self.session == sm.OPEN:
             if kind == "terminal":
                 add(("agent", "terminal_output", ident))
             elif kind == "subagent" and self.child_msg is not None:
@@ -207,7 +208,7 @@ class BackgroundWork(AgentState):
         """Compaction, also while idle: it ends completed, failed, cancelled; a custom status
         (``_``) before or after its end implies no lifecycle; its summary is patched and
         streamed in any status (Session compaction)."""
-        if self._room("compactions") and self._open():
+        if self._room("compactions") and self.session == sm.OPEN:
             add(("agent", "compact_start", None))
             if "compact_once" in self.cfg.features and self._can("compaction", cm.IN_PROGRESS) >= _ENDS_ONCE:
                 add(("agent", "compact_start", "summary"))  # one completed update, with its summary
@@ -365,7 +366,7 @@ class BackgroundWork(AgentState):
             if tc in self.items:  # listed with its terminal (may-have-other-work)
                 self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
         if self.items[key] == bgm.DONE:
-            self.followup = self._has("followup") and self.real == fgm.IDLE
+            self.followup = "followup" in self.cfg.features and self.real == fgm.IDLE
         return out
 
     _do_bg_fail = partialmethod(_do_bg_finish, failed=True)

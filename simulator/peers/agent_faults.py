@@ -64,7 +64,7 @@ class Deviating(AgentState):
         if machine == "session":
             return [(self.sid, self.session)]  # its own moves are made in the resume handshake
         if machine == "foreground":  # owed only while inserted prompts wait for their work
-            return [(self.sid, self.real)] if self._open() and self._inserted_waiting() else []
+            return [(self.sid, self.real)] if self.session == sm.OPEN and self._inserted_waiting() else []
         if machine == "background_item":
             # not the subagent child (its list follows its state), and the next terminal while
             # one may start: unannounced
@@ -117,7 +117,7 @@ class Deviating(AgentState):
         """The seeded bugs' changes to what move ``name`` sends (rewritten, copied, added)."""
         for r in deviations.matching(self.deviations, deviations.Rewrite, action=name):
             for msg in out:
-                if deviations.rewrite(msg, r) and not (r.unless and self._has(r.unless)):
+                if deviations.rewrite(msg, r) and not (r.unless and r.unless in self.cfg.features):
                     self._breach(r.rule)
         out, broken = deviations.copied(self.deviations, name, out)
         for rule in broken:

@@ -83,7 +83,7 @@ class Freedoms(ForegroundWork):
             and self.reported == self.real
             and "unseen" not in self.extras
             and self.resume_rid is None
-            and self._open()
+            and self.session == sm.OPEN
             and self._reading("unaccounted-user-message", "agent-initiated")
             and all(p[0] in prm.SPEC.final for p in self.prompts.values())
             and bool(
@@ -163,7 +163,7 @@ class Freedoms(ForegroundWork):
     def _restated_reason(self) -> str | None:
         if self.last_stop != fgm.END_TURN:
             return fgm.END_TURN
-        return fgm.MAX_TOKENS if self._has("limits") else None
+        return fgm.MAX_TOKENS if "limits" in self.cfg.features else None
 
     def _own_events(self, add: Any, active: bool, ev: list[Event]) -> None:
         """Freedoms of the Agent no table row is about, each once per run:
@@ -185,7 +185,7 @@ class Freedoms(ForegroundWork):
                 add(("agent", "end_bare_error", None))
             if ("agent", "stop", "error") in ev:
                 add(("agent", "end_bare_error", "stop"))
-        if not self._open():
+        if self.session != sm.OPEN:
             return
         if not active and "goal" in features and self._goal_events(add) and self._may_announce():
             add(("agent", "synthetic_user", "announce"))
@@ -337,7 +337,7 @@ class Freedoms(ForegroundWork):
             self.between.patch_allowed(self.rd["patch-after-idle"])
             and self.ended_output not in (None, "msg_a_late")
             and self.real == self.reported == fgm.IDLE
-            and self._open()
+            and self.session == sm.OPEN
         )
 
     def _do_late_output(self, tool: tuple[str, bool] | None) -> list[Msg]:

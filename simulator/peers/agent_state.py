@@ -254,9 +254,6 @@ class AgentState:
         n = self.used[bound] = self.used[bound] + 1
         return n
 
-    def _has(self, feature: str) -> bool:
-        return feature in self.cfg.features
-
     def _applies(self, rule: str) -> bool:
         """The Agent applies the cross-machine rule ``rule`` at this point of its choices (it does
         not where a seeded bug leaves it unchecked: ``deviations.Unchecked``)."""
@@ -312,7 +309,7 @@ class AgentState:
         ``state-updates-before-first-list``), an Agent that may report background work carries a
         list (maybe empty) on every state_update of the session."""
         return self.between.lists_before_first(self.rd["state-updates-before-first-list"]) and any(
-            self._has(f) for f in ("terminal", "bg_tool", "subagent")
+            f in self.cfg.features for f in ("terminal", "bg_tool", "subagent")
         )
 
     def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
@@ -408,9 +405,6 @@ class AgentState:
             if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[2] and not e[3])
         ]
         return found
-
-    def _open(self) -> bool:
-        return self.session == "open"
 
     def _cancel_seen(self) -> bool:
         """A session/cancel or session/close reached work the Agent was reporting active

@@ -65,7 +65,7 @@ class ForegroundWork(BackgroundWork):
 
     def _hook_possible(self) -> bool:
         """Hook work may start: a prompt waits for insertion, within the ``hooks`` bound."""
-        return self._has("hook") and self._room("hooks") and self._oldest_waiting() is not None
+        return "hook" in self.cfg.features and self._room("hooks") and self._oldest_waiting() is not None
 
     def _count_hook(self, followup_may_start: bool) -> None:
         """Called as foreground work starts: count it as hook work when only a waiting prompt
@@ -93,7 +93,7 @@ class ForegroundWork(BackgroundWork):
             self.real == fgm.REQUIRES_ACTION
             and self.reported == fgm.REQUIRES_ACTION
             and self.cur_msg is not None  # (begun by this work: since its start, after the last idle)
-            and self._has("chunks")  # (an Agent that streams its messages has a chunk to flush)
+            and "chunks" in self.cfg.features  # (an Agent that streams its messages has a chunk to flush)
             and self._output_room()
             and not self.between.blocked_output_is_progress(
                 self.rd["output-while-requires-action"], chunk=True, begun=True
@@ -422,12 +422,12 @@ class ForegroundWork(BackgroundWork):
 
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
-        if self.cur_msg is None and self.cur_thought is not None and self._has("chunks"):
+        if self.cur_msg is None and self.cur_thought is not None and "chunks" in self.cfg.features:
             # the message derived from the same model output as the thought streams under its
             # messageId: one ID, thought chunks and message chunks (Entity IDs: two entities)
             self.cur_msg = self.cur_thought
             msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text("Hello"))
-        elif self.cur_msg is None or not self._has("chunks"):
+        elif self.cur_msg is None or "chunks" not in self.cfg.features:
             self.cur_msg = self._msg_id("msg_a")
             msg = wire.message("agent_message", self.sid, self.cur_msg, [wire.text("Hello")])
         else:
@@ -474,7 +474,7 @@ class ForegroundWork(BackgroundWork):
     def _do_plan(self, _: Any) -> list[Msg]:
         self._count_output()
         self.next_plan += 1
-        if self._has("extras"):
+        if "extras" in self.cfg.features:
             self.extras = self.extras | {"plan"}  # a plan exists that can be removed
         return [wire.plan(self.sid, "plan_1", self.next_plan)]
 
@@ -535,7 +535,7 @@ class ForegroundWork(BackgroundWork):
         rid = f"{self.requests}{self._use('permissions')}"
         self.perms[rid] = pm.PENDING
         _put(self.tools, tid, 2, rid)
-        stop = self._has("user_stop") and not self.tools[tid][1]  # of foreground work: it may stop
+        stop = "user_stop" in self.cfg.features and not self.tools[tid][1]  # of foreground work: it may stop
         return [wire.request_permission(rid, self.sid, tid, stop)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
