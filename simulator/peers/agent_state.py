@@ -281,9 +281,7 @@ class AgentState:
         if self.ahead is not None and self.ahead[0] == kind:
             given, self.ahead = self.ahead[1], None
             return given
-        for reuse in (
-            deviations.matching(self.deviations, deviations.Reuse, kind=kind) if self.deviations else ()
-        ):
+        for reuse in deviations.matching(self.deviations, deviations.Reuse, kind=kind):
             earlier = self._done_ids(kind)
             if earlier:
                 self._breach(reuse.rule)
@@ -341,8 +339,6 @@ class AgentState:
 
     def _forced(self, machine: str, state: str) -> tuple[Forbidden, ...]:
         """The forbidden cells of ``machine`` in ``state`` a seeded bug fires."""
-        if not self.deviations:
-            return ()
         return deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state)
 
     def _fire(self, machine: str, state: str, trigger: str, ctx: Any = None) -> str:
