@@ -188,7 +188,7 @@ class Agent(Freedoms, Deviating):
         doing = self._can("foreground", self.real, self.fg_ctx)  # what the work really in it may do
         if not active:
             if open_ and "start" in doing:
-                work = self._work_waiting()
+                work = self._inserted_waiting() or self._hook_possible()
                 if work or self.followup:
                     add(("agent", "start", None))
                     if work and self._unseen_prompt():

@@ -60,9 +60,6 @@ def _unapproved(tool: tuple[Any, ...]) -> bool:
 class ForegroundWork(BackgroundWork):
     __slots__ = ()
 
-    def _work_waiting(self) -> bool:
-        return self._inserted_waiting() or self._hook_possible()
-
     def _hook_possible(self) -> bool:
         """Hook work may start: a prompt waits for insertion, within the ``hooks`` bound."""
         return "hook" in self.cfg.features and self._room("hooks") and self._oldest_waiting() is not None

@@ -45,7 +45,7 @@ nothing when nothing will read it (a random walk without view faults).
 
 Seeded client faults are the Client's named deviations of ``simulator.peers.deviations`` (a request
 offered where the conforming Client sends none, a message rewritten), applied here by one
-generic piece of code (``_deviating``, ``_rewritten``). A deviation that makes a message differ
+generic piece of code (``do``, ``_rewritten``). A deviation that makes a message differ
 from what the conforming Client would send leaves a breach marker (``marks``, as the Agent's
 do).
 
@@ -69,7 +69,6 @@ from properties.variants import tables_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent import MAIN
 from simulator.peers.config import Config
-from simulator.peers.deviations import Offer
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
@@ -233,7 +232,7 @@ class Client:
         ev: list[Event] = []
         if self.prompts_sent < cfg.prompts and (
             (state in PROMPT_FROM and not self.extra_resumes)
-            or (self.deviations and self._deviating("prompt"))
+            or (self.deviations and deviations.offered(self.deviations, "prompt", state))
         ):
             ev.append(("client", "prompt", None))
             if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
@@ -284,10 +283,6 @@ class Client:
             return self.reattaches < cfg.reattaches
         return self.resumes < cfg.resumes
 
-    def _deviating(self, name: str) -> tuple[Offer, ...]:
-        """The deviations that offer event ``name`` from the Client's session state."""
-        return deviations.offered(self.deviations, name, self.session)
-
     # -- moves ----------------------------------------------------------------------------------
     def _breach(self, rule: str) -> None:
         if rule not in self.marks:
@@ -305,7 +300,8 @@ class Client:
     def do(self, name: str, arg: Any) -> list[Msg]:
         if not self.deviations:
             return self._do(name, arg)
-        for deviation in self._deviating(name):  # a move the conforming Client does not take here
+        # the deviations that offer a move the conforming Client does not take in this state
+        for deviation in deviations.offered(self.deviations, name, self.session):
             self._breach(deviation.rule)
         return [self._rewritten(name, msg) for msg in self._do(name, arg)]
 
