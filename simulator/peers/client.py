@@ -80,19 +80,12 @@ SESSION_EVENTS: Mapping[str, tuple[Event, ...]] = {
 """Session trigger -> the Client's events that fire it (the Config feature that lets the Client
 fire it is named like it)."""
 
-EARLY: frozenset[str] = frozenset({"close"})
-"""Session triggers whose events come before the cancels in ``Client.enabled`` (the others come
-last). The order of the enabled events is what seeded walks pick from: keep it."""
-
 PERMISSION_EVENTS: Mapping[str, tuple[str, ...]] = {
     "select": ("allow", "deny", "stop"),
     "answer_cancelled": ("dismiss",),
     "error": ("fail_answer",),
 }
 """Permission trigger -> the Client's events (their arg is the request id)."""
-
-PERMISSION_FEATURE: Mapping[str, str] = {"fail_answer": "perm_error"}
-"""Permission event -> the Config feature without which the Client does not offer it."""
 
 TRIGGER_OF: Mapping[str, str] = {
     **{name: trigger for trigger, events in SESSION_EVENTS.items() for _, name, _ in events},
@@ -239,13 +232,12 @@ class Client:
                 ev.append(("client", "prompt", "link"))
             if self.first_prompt is not None and self.retried is None:  # feature retry, once
                 ev.append(("client", "prompt", "same"))
-        late: list[Event] = []  # the session table's client rows from its state: EARLY ones here
+        # the session table's client rows from its state: a close before the cancels, the others
+        # last (the order of the enabled events is what seeded walks pick from: keep it)
+        late: list[Event] = []
         for t, _ in self.tables["session"].moves(state, "client"):
             if t in SESSION_EVENTS and self._within(t):
-                if t in EARLY:
-                    ev += SESSION_EVENTS[t]
-                else:
-                    late += SESSION_EVENTS[t]
+                (ev if t == "close" else late).extend(SESSION_EVENTS[t])
         if state in CANCEL_FROM and "cancel" in cfg.features:  # a close does not stop cancels
             if self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
@@ -258,7 +250,7 @@ class Client:
                 for name in PERMISSION_EVENTS.get(trigger, ()):
                     if name == "stop" and rid not in self.stoppable:
                         continue  # an option the request did not offer
-                    if name not in PERMISSION_FEATURE or PERMISSION_FEATURE[name] in cfg.features:
+                    if name != "fail_answer" or "perm_error" in cfg.features:
                         ev.append(("client", name, rid))
         for rid, mode, status in self.elicits:
             if status == "held":  # of cancelled work: answered once withdrawn, or at once
