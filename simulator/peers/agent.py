@@ -24,7 +24,7 @@ what an ending takes with it, the stop reasons of cancelled work, how a prompt i
 a permission answer allows; ``tests/test_rule_in_one_place.py`` keeps their IDs out of here).
 What narrows the tables' moves beyond that is named where it is offered: a bound (``Config``
 counts, a move once per run), this Agent's own behaviour (a choice a real Agent makes one way),
-or a reading's freedom (``_reading``). Each step advances the model's machines through
+or a reading's freedom (``rd``). Each step advances the model's machines through
 ``MachineSpec.fire``, so an agent that tried a move the tables forbid would raise the named
 violation.
 
@@ -301,7 +301,7 @@ class Agent(Freedoms, Deviating):
                 and first
                 and self.real != fgm.IDLE
                 and "hook_refused" not in self.extras
-                and self._reading(BUSY_REFUSAL, "may-have-other-reason")
+                and self.rd[BUSY_REFUSAL] == "may-have-other-reason"
             ):
                 add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
             if p[4] or st not in (prm.RECEIVED, prm.HELD) or ("fail" in features and first):

@@ -112,8 +112,8 @@ class AgentState:
     misread: dict[str, Any] = field(init=False)
     unapplied: frozenset[str] = field(init=False)
     rd: dict[str, str] = field(init=False)
-    """Every reading's alternative the Agent acts on (``_reading``): the run's, but where a
-    seeded bug misreads it (``misread``)."""
+    """Every reading's alternative the Agent acts on: the run's, but where a seeded bug misreads
+    it (``misread``)."""
     fg_ctx: dict[str, bool] = field(init=False)
     """The foreground table's context: custom states count as advertised when the Client may
     extend them (feature ``future``)."""
@@ -258,10 +258,6 @@ class AgentState:
         """The Agent applies the cross-machine rule ``rule`` at this point of its choices (it does
         not where a seeded bug leaves it unchecked: ``deviations.Unchecked``)."""
         return rule not in self.unapplied
-
-    def _reading(self, name: str, alternative: str) -> bool:
-        """The reading ``name`` is read as ``alternative`` in this run (``cfg.readings``)."""
-        return self.rd[name] == alternative
 
     def _msg_id(self, prefix: str) -> str:
         self.next_msg += 1
