@@ -100,13 +100,10 @@ class Agent(Freedoms, Deviating):
             self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid, during)
             if self.contents is not None:
                 self.contents[rid] = content
-            for d in (
-                deviations.matching(self.deviations, deviations.Stretch, machine="prompt")
-                if self.cancelling
-                else ()
-            ):
-                self._breach(d.rule)  # taken as covered by the cancel still being carried out
-                self._prompt_fire(rid, d.trigger)
+            if self.cancelling:  # a seeded bug takes it as covered by the cancel being carried out
+                for d in deviations.matching(self.deviations, deviations.Stretch, machine="prompt"):
+                    self._breach(d.rule)
+                    self._prompt_fire(rid, d.trigger)
         elif method == "session/cancel":
             self._start_cancelling("cover")
         elif method == "$/cancel_request":

@@ -159,10 +159,9 @@ class ForegroundWork(BackgroundWork):
         self._stop_events(add)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
-            for reason in (
-                (fgm.MAX_TOKENS, fgm.MAX_TURN_REQUESTS, fgm.REFUSAL) if "limits" in features else ()
-            ):
-                add(("agent", "end", reason))
+            if "limits" in features:
+                for reason in (fgm.MAX_TOKENS, fgm.MAX_TURN_REQUESTS, fgm.REFUSAL):
+                    add(("agent", "end", reason))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
                 if self.between.future_reason_possible(self.rd["future-stop-reason"]):

@@ -126,17 +126,17 @@ class World:
         feature ``early_state`` the Agent reports the new session's initial idle before its
         session/new response (Initial state and synchronization: state updates may arrive
         before or after that response; a separate initial idle is optional)."""
-        early = [self.agent.initial_idle()] if "early_state" in self.cfg.features else []
-        for request, answers in (
-            (
-                wire.initialize("init", "future" in self.cfg.features, elicitation_modes(self.cfg)),
-                [wire.initialized("init")],
-            ),
-            (wire.new_session("new"), [*early, wire.session_created("new", MAIN)]),
+        cfg = self.cfg
+        early = [("agent", self.agent.initial_idle())] if "early_state" in cfg.features else []
+        for sender, msg in (
+            ("client", wire.initialize("init", "future" in cfg.features, elicitation_modes(cfg))),
+            ("agent", wire.initialized("init")),
+            ("client", wire.new_session("new")),
+            *early,
+            ("agent", wire.session_created("new", MAIN)),
         ):
-            for sender, msg in (("client", request), *(("agent", answer) for answer in answers)):
-                self._show(sender, msg)
-                self._record(sender, msg)
+            self._show(sender, msg)
+            self._record(sender, msg)
         if self.monitors is not None:
             self.monitors.take_new()  # judged, not reported: the handshake is not a step
 
