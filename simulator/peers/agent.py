@@ -61,9 +61,6 @@ from simulator.peers.agent_state import _INSERTABLE, CHILD, FUTURE_STATE, MAIN, 
 
 __all__ = ["AGENT_FAULTS", "CHILD", "FUTURE_STATE", "MAIN", "Agent"]
 
-_RESTORES = ("restore_idle", "restore_running", "restore_requires_action")
-"""Foreground triggers that report a known state again after unknown or unrecognized."""
-
 
 class Agent(Freedoms, Deviating):
     __slots__ = ()
@@ -224,9 +221,9 @@ class Agent(Freedoms, Deviating):
         future = open_ and custom and self._room("futures")
         if future and "future_state" in shown:
             add(("agent", "future_state", None))
-        if self.reported != self.real:  # reporting the real state again
-            restore = fgm.trigger_for(self.reported, self.real)
-            if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
+        if self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED):  # reporting the real (known) state again
+            restore = fgm.trigger_for(self.reported, self.real)  # the table's restore_<state>
+            if self.session in ("open", "closing") and restore in shown:
                 add(("agent", "restore", None))  # also before answering a close: a known state
         if self.ended_output is not None:
             self._late_output_events(add)
