@@ -87,6 +87,9 @@ PERMISSION_EVENTS: Mapping[str, tuple[str, ...]] = {
 }
 """Permission trigger -> the Client's events (their arg is the request id)."""
 
+PERMISSION_FEATURE: Mapping[str, str] = {"fail_answer": "perm_error"}
+"""Permission event -> the Config feature without which the Client does not offer it."""
+
 TRIGGER_OF: Mapping[str, str] = {
     **{name: trigger for trigger, events in SESSION_EVENTS.items() for _, name, _ in events},
     **{name: trigger for trigger, names in PERMISSION_EVENTS.items() for name in names},
@@ -250,7 +253,7 @@ class Client:
                 for name in PERMISSION_EVENTS.get(trigger, ()):
                     if name == "stop" and rid not in self.stoppable:
                         continue  # an option the request did not offer
-                    if name != "fail_answer" or "perm_error" in cfg.features:
+                    if name not in PERMISSION_FEATURE or PERMISSION_FEATURE[name] in cfg.features:
                         ev.append(("client", name, rid))
         for rid, mode, status in self.elicits:
             if status == "held":  # of cancelled work: answered once withdrawn, or at once
