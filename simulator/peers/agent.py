@@ -283,7 +283,7 @@ class Agent(Freedoms, Deviating):
             "insert" in allowed
             and open_
             and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
-            and (not unadvertised or bw.CONTENT_ADVERTISED.rule in self.unapplied)
+            and (not unadvertised or not self._applies(bw.CONTENT_ADVERTISED.rule))
             and self.between.may_insert_now(p[5], self.real != fgm.IDLE)
         ):
             add(("agent", "insert", rid))

@@ -3,7 +3,7 @@
 Faults (``faults=``) turn the Agent into one of the named seeded-bug agents used to prove that each
 monitor can fail, each a deviation of ``simulator.peers.deviations`` applied by ``_can``,
 ``_deviation_events``, ``_fire``, ``_settle_end`` (a final status withheld), ``_new_id``,
-``receive``, ``unapplied``, ``misread`` and ``do``; no code here tests a fault's name. Where a fault
+``receive``, ``_applies``, ``misread`` and ``do``; no code here tests a fault's name. Where a fault
 actually makes a move differ from what the conforming Agent would do, ``_breach(RULE)`` leaves a
 breach marker naming the rule the move breaks (``marks``, first breach of each rule, in order;
 part of the snapshot, so the exhaustive search keeps breaching paths apart), which the World

@@ -111,8 +111,6 @@ class AgentState:
     allowed: frozenset[str] = field(init=False)  # it advertises no prompt capability
     misread: dict[str, Any] = field(init=False)
     unapplied: frozenset[str] = field(init=False)
-    """The cross-machine rules the Agent does not apply in its choices: those a seeded bug leaves
-    unchecked (``deviations.Unchecked``)."""
     rd: dict[str, str] = field(init=False)
     """Every reading's alternative the Agent acts on: the run's, but where a seeded bug misreads
     it (``misread``)."""
@@ -255,6 +253,11 @@ class AgentState:
         """One more of what ``bound`` bounds happens: its number (``used``)."""
         n = self.used[bound] = self.used[bound] + 1
         return n
+
+    def _applies(self, rule: str) -> bool:
+        """The Agent applies the cross-machine rule ``rule`` at this point of its choices (it does
+        not where a seeded bug leaves it unchecked: ``deviations.Unchecked``)."""
+        return rule not in self.unapplied
 
     def _msg_id(self, prefix: str) -> str:
         self.next_msg += 1

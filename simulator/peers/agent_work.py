@@ -119,19 +119,18 @@ class ForegroundWork(BackgroundWork):
                 add(("agent", "plan_removed", None))
             if self._room("elicitations"):
                 for mode in em.MODES:  # ``model.between`` ADVERTISED_MODES
-                    if (
-                        self.between.mode_advertised(mode, self.elicit_modes)
-                        or bw.ADVERTISED_MODES.rule in self.unapplied
+                    if self.between.mode_advertised(mode, self.elicit_modes) or not self._applies(
+                        bw.ADVERTISED_MODES.rule
                     ):
                         add(("agent", "elicit", mode))
                         # also about a tool call it starts (a seeded bug already ties every one)
-                        if self._room("tool_calls") and bw.LATE_ANSWERS_IGNORED.rule not in self.unapplied:
+                        if self._room("tool_calls") and self._applies(bw.LATE_ANSWERS_IGNORED.rule):
                             add(("agent", "elicit", (mode, TIED)))
         if "block" in doing and not self.cancelling:
             # ``model.between`` BLOCKED_ON_USER: requires_action needs a request outstanding; this
             # Agent blocks when its work waits on one (``blocked``), a seeded bug with none
             justified = self.between.blocked_on_user(self._asking())
-            if blocked if justified else bw.BLOCKED_ON_USER.rule in self.unapplied:
+            if blocked if justified else not self._applies(bw.BLOCKED_ON_USER.rule):
                 add(("agent", "block", None))
         if producing:
             self._tool_events(add, "pause" in features)
@@ -147,7 +146,7 @@ class ForegroundWork(BackgroundWork):
         if "user_stop" in features and not self.cancelling and self._stopped_by_user():
             add(("agent", "user_stop", None))
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
-            waiting = self._waiting_calls() if bw.CANCELLED_PERMISSIONS.rule in self.unapplied else ()
+            waiting = self._waiting_calls() if not self._applies(bw.CANCELLED_PERMISSIONS.rule) else ()
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
                 if waiting:  # a seeded bug: or those calls get their final status first
@@ -330,7 +329,9 @@ class ForegroundWork(BackgroundWork):
         On its permission requests, the permission table's withdraw; a pending request of
         foreground work is not withdrawn while its work goes on (cancelling the work abandons
         it first)."""
-        if bw.CANCELLED_PERMISSIONS.rule in self.unapplied or bw.LATE_ANSWERS_IGNORED.rule in self.unapplied:
+        if not self._applies(bw.CANCELLED_PERMISSIONS.rule) or not self._applies(
+            bw.LATE_ANSWERS_IGNORED.rule
+        ):
             for tid, t in self.tools.items():
                 if (t[3] in ("late", "late-e") and t[0] == tcm.PENDING) or (
                     t[3] == "late" and t[0] == tcm.CANCELLED
@@ -551,7 +552,7 @@ class ForegroundWork(BackgroundWork):
         rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self._use('elicitations')}"
         out: list[Msg] = []
         tid = None
-        if tied or bw.LATE_ANSWERS_IGNORED.rule in self.unapplied:  # (a seeded bug: always, run late)
+        if tied or not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: always, run late)
             out = self._do_tool()
             tid = f"tc_{self.used['tool_calls']}"
         self.elicits[rid] = (em.PENDING, mode, False, False, tid)
@@ -591,7 +592,7 @@ class ForegroundWork(BackgroundWork):
             and outcome.get("optionId") == "allow"
             and not self.tools[tid][1]
             and self.tools[tid][0] in (tcm.PENDING, tcm.CANCELLED)
-            and bw.CANCELLED_PERMISSIONS.rule in self.unapplied
+            and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
         ):
             _put(self.tools, tid, 3, "late")  # not treated as refused (withdrawn or not): used
 
@@ -720,11 +721,11 @@ class ForegroundWork(BackgroundWork):
             if (
                 confirms
                 and self.perms.get(t[2]) == pm.PENDING
-                and bw.CANCELLED_PERMISSIONS.rule in self.unapplied
+                and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             ):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its permission request: left pending
                 continue
-            if confirms and tid in elicited and bw.LATE_ANSWERS_IGNORED.rule in self.unapplied:
+            if confirms and tid in elicited and not self._applies(bw.LATE_ANSWERS_IGNORED.rule):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
                 _put(self.tools, tid, 3, "ended-e")
                 continue
