@@ -284,10 +284,7 @@ class ForegroundWork(BackgroundWork):
 
     def _do_stop(self, reason: Any) -> list[Msg]:
         reason, seen = _seen(reason)
-        out: list[Msg] = []
-        for tid, t in self.tools.items():
-            if _unapproved(t):
-                out.append(self._tool_update(tid, "cancel"))
+        out = [self._tool_update(tid, "cancel") for tid, t in self.tools.items() if _unapproved(t)]
         return out + self._settle_end(reason, seen=seen)
 
     def _ends_unseen(self) -> bool:
