@@ -41,15 +41,13 @@ class Deviating(AgentState):
         will never happen (never answering an inserted prompt, never running its work, never
         ending a compaction)."""
         out: list[str] = []
-        for d in self.deviations:
-            if isinstance(d, deviations.Withhold):
-                spec = self.specs[d.machine]
-                for _, st in self._entities(d.machine):
-                    if any(m[0] in d.triggers for m in spec.moves(st)):  # owed, and withheld
-                        out.append(d.rule or spec.eventually[st])
-                        break
-        out = [rule for rule in out if rule not in self.marks]  # marked when it was skipped
-        return tuple(sorted(set(out), key=out.index))
+        for d in deviations.matching(self.deviations, deviations.Withhold):
+            spec = self.specs[d.machine]
+            for _, st in self._entities(d.machine):
+                if any(m[0] in d.triggers for m in spec.moves(st)):  # owed, and withheld
+                    out.append(d.rule or spec.eventually[st])
+                    break
+        return tuple(dict.fromkeys(r for r in out if r not in self.marks))  # (marked when skipped)
 
     def _entities(self, machine: str) -> list[tuple[Any, str]]:
         """(key, state) of the Agent's entities of ``machine`` (those a deviation can touch)."""

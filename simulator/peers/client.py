@@ -343,8 +343,7 @@ class Client:
             at = next(i for i, (rid, _) in enumerate(self.perms) if rid == arg)
             self.tables["permission"].fire(self.perms[at][1], trigger)
             self.perms = self.perms[:at] + self.perms[at + 1 :]  # answered once: no longer its to answer
-            if arg in self.stoppable:
-                self.stoppable = tuple(r for r in self.stoppable if r != arg)
+            self.stoppable = tuple(r for r in self.stoppable if r != arg)
             if name == "dismiss":
                 return [wire.permission_cancelled(arg)]
             if name == "fail_answer":
