@@ -183,8 +183,7 @@ class World:
             ev.extend(moves)
         if net.to_agent:
             ev.append(("net", "to_agent", 0))
-        for i in net.client_deliveries():
-            ev.append(("net", "to_client", i))
+        ev.extend(("net", "to_client", i) for i in net.client_deliveries())
         return ev
 
     def step(self, event: Event) -> list[Finding]:
