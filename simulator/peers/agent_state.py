@@ -335,6 +335,8 @@ class AgentState:
 
     def _forced(self, machine: str, state: str) -> tuple[Forbidden, ...]:
         """The forbidden cells of ``machine`` in ``state`` a seeded bug fires."""
+        if not self.deviations:  # (most runs: the shortcut saves a call on every move)
+            return ()
         return deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state)
 
     def _fire(self, machine: str, state: str, trigger: str, ctx: Any = None) -> str:
