@@ -183,7 +183,8 @@ class World:
             ev.extend(moves)
         if net.to_agent:
             ev.append(("net", "to_agent", 0))
-        ev.extend(("net", "to_client", i) for i in net.client_deliveries())
+        for i in net.client_deliveries():
+            ev.append(("net", "to_client", i))
         return ev
 
     def step(self, event: Event) -> list[Finding]:
