@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from model.registry import BY_NAME
+from properties.bugs import rule_of
 from properties.catalogue import RULES_BY_ID
 from properties.readings import BY_NAME as READINGS
 from properties.variants import from_data
@@ -66,7 +67,7 @@ def test_a_deviation_is_the_mutant_of_the_rule_it_breaks(d: deviations.Deviation
     """The mutant takes its rule from the deviation; a forbidden cell is one the table refuses
     (with the default readings), and withheld moves are moves of the table."""
     assert MUTANT[d.name].side == d.side
-    assert MUTANT[d.name].intended_rule == deviations.rule(d, BY_NAME) in RULES_BY_ID
+    assert MUTANT[d.name].intended_rule == rule_of(d, BY_NAME) in RULES_BY_ID
     if isinstance(d, deviations.Forbidden):
         assert BY_NAME[d.machine].successor(d.source, d.trigger, {**d.when, **d.ctx}) is None
     elif isinstance(d, deviations.Withhold):
@@ -76,7 +77,7 @@ def test_a_deviation_is_the_mutant_of_the_rule_it_breaks(d: deviations.Deviation
 def test_a_withheld_move_owed_under_two_rules_must_name_its_rule() -> None:
     both = deviations.Withhold("x", "prompt", frozenset({"answer", "reject"}))
     with pytest.raises(ValueError, match="name the rule"):
-        deviations.rule(both, BY_NAME)
+        rule_of(both, BY_NAME)
 
 
 def test_a_forbidden_cell_deviation_is_marked_with_the_cells_rule() -> None:

@@ -24,7 +24,7 @@ what an ending takes with it, the stop reasons of cancelled work, how a prompt i
 a permission answer allows; ``tests/test_rule_in_one_place.py`` keeps their IDs out of here).
 What narrows the tables' moves beyond that is named where it is offered: a bound (``Config``
 counts, a move once per run), this Agent's own behaviour (a choice a real Agent makes one way),
-or a reading's freedom (``_reading``). Each step advances the model's machines through
+or a reading's freedom (``rd``). Each step advances the model's machines through
 ``MachineSpec.fire``, so an agent that tried a move the tables forbid would raise the named
 violation.
 
@@ -60,11 +60,6 @@ from simulator.peers.agent_freedoms import Freedoms
 from simulator.peers.agent_state import _INSERTABLE, CHILD, FUTURE_STATE, MAIN, UNSEEN, Event, Msg, _put
 
 __all__ = ["AGENT_FAULTS", "CHILD", "FUTURE_STATE", "MAIN", "Agent"]
-
-_PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
-"""The order the Agent offers its moves on a prompt in; which it may take is the prompt table's."""
-_RESTORES = ("restore_idle", "restore_running", "restore_requires_action")
-"""Foreground triggers that report a known state again after unknown or unrecognized."""
 
 
 class Agent(Freedoms, Deviating):
@@ -102,13 +97,10 @@ class Agent(Freedoms, Deviating):
             self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid, during)
             if self.contents is not None:
                 self.contents[rid] = content
-            for d in (
-                deviations.matching(self.deviations, deviations.Stretch, machine="prompt")
-                if self.cancelling
-                else ()
-            ):
-                self._breach(d.rule)  # taken as covered by the cancel still being carried out
-                self._prompt_fire(rid, d.trigger)
+            if self.cancelling:  # a seeded bug takes it as covered by the cancel being carried out
+                for d in deviations.matching(self.deviations, deviations.Stretch, machine="prompt"):
+                    self._breach(d.rule)
+                    self._prompt_fire(rid, d.trigger)
         elif method == "session/cancel":
             self._start_cancelling("cover")
         elif method == "$/cancel_request":
@@ -152,7 +144,7 @@ class Agent(Freedoms, Deviating):
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = self.cfg.features
-        open_ = self._open()
+        open_ = self.session == sm.OPEN
         for rid in self.prompts:
             p = self.prompts[rid]
             st = p[0]
@@ -190,7 +182,7 @@ class Agent(Freedoms, Deviating):
         doing = self._can("foreground", self.real, self.fg_ctx)  # what the work really in it may do
         if not active:
             if open_ and "start" in doing:
-                work = self._work_waiting()
+                work = self._inserted_waiting() or self._hook_possible()
                 if work or self.followup:
                     add(("agent", "start", None))
                     if work and self._unseen_prompt():
@@ -229,9 +221,9 @@ class Agent(Freedoms, Deviating):
         future = open_ and custom and self._room("futures")
         if future and "future_state" in shown:
             add(("agent", "future_state", None))
-        if self.reported != self.real:  # reporting the real state again
-            restore = fgm.trigger_for(self.reported, self.real)
-            if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
+        if self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED):  # reporting the real (known) state again
+            restore = fgm.trigger_for(self.reported, self.real)  # the table's restore_<state>
+            if self.session in ("open", "closing") and restore in shown:
                 add(("agent", "restore", None))  # also before answering a close: a known state
         if self.ended_output is not None:
             self._late_output_events(add)
@@ -263,8 +255,8 @@ class Agent(Freedoms, Deviating):
     def _prompt_events(self, add: Any, rid: int, waiting: int | None, open_: bool) -> None:
         """The Agent's answers to one prompt: the prompt table's rows from its state
         (``_can``; guard ``oldest_held``: it is the oldest prompt still waiting; ``own_reason``:
-        the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_TRIGGERS``, and
-        within the Agent's own choices:
+        the reading ``rejected-after-cancel-request``), in the order hold, insert, reject,
+        withdraw, answer, and within the Agent's own choices:
 
         - it holds a prompt only when every prompt received before it and still waiting is held
           (feature ``hold``): it decides on its prompts in the order they came (the order of
@@ -284,45 +276,39 @@ class Agent(Freedoms, Deviating):
         if not allowed:
             return
         unadvertised = p[4] == "unadvertised"
-        for trigger in _PROMPT_TRIGGERS:
-            if trigger not in allowed:
-                continue
-            if trigger == "hold":
-                if "hold" in self.cfg.features and all(st == prm.HELD for st in self._waiting_before(rid)):
-                    add(("agent", "hold", rid))
-            elif trigger == "reject":
-                if (
-                    self._has("hook_refusal")
-                    and not p[4]
-                    and (st == prm.RECEIVED or rid == waiting)
-                    and self.real != fgm.IDLE
-                    and "hook_refused" not in self.extras
-                    and self._reading(BUSY_REFUSAL, "may-have-other-reason")
-                ):
-                    add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
-                fail = "fail" in self.cfg.features
-                if st == prm.RECEIVED and not (fail or p[4]):
-                    continue
-                if st == prm.HELD and not ((fail and rid == waiting) or p[4]):
-                    continue
+        features = self.cfg.features
+        if "hold" in allowed and "hold" in features and all(s == prm.HELD for s in self._waiting_before(rid)):
+            add(("agent", "hold", rid))
+        if (
+            "insert" in allowed
+            and open_
+            and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
+            and (not unadvertised or not self._applies(bw.CONTENT_ADVERTISED.rule))
+            and self.between.may_insert_now(p[5], self.real != fgm.IDLE)
+        ):
+            add(("agent", "insert", rid))
+        if "reject" in allowed:
+            first = st == prm.RECEIVED or rid == waiting  # received, or the oldest still waiting
+            if (
+                "hook_refusal" in features
+                and not p[4]
+                and first
+                and self.real != fgm.IDLE
+                and "hook_refused" not in self.extras
+                and self.rd[BUSY_REFUSAL] == "may-have-other-reason"
+            ):
+                add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
+            if p[4] or st not in (prm.RECEIVED, prm.HELD) or ("fail" in features and first):
                 add(("agent", "reject", rid))
-            elif trigger == "insert":
-                if (
-                    open_
-                    and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
-                    and (not unadvertised or not self._applies(bw.CONTENT_ADVERTISED.rule))
-                    and self.between.may_insert_now(p[5], self.real != fgm.IDLE)
-                ):
-                    add(("agent", "insert", rid))
-            elif trigger == "withdraw":
-                # how a covered prompt with unadvertised content may be answered (``model.between``)
-                answers = self.between.covered_invalid_answers(self.rd["cancelled-invalid-prompt"])
-                if st == prm.COVERED and unadvertised and "invalid" in answers:
-                    add(("agent", "withdraw_invalid", rid))  # -32602
-                if not (st == prm.COVERED and unadvertised and "cancelled" not in answers):
-                    add(("agent", "withdraw", rid))
-            else:
-                add(("agent", trigger, rid))
+        if "withdraw" in allowed:
+            # how a covered prompt with unadvertised content may be answered (``model.between``)
+            answers = self.between.covered_invalid_answers(self.rd["cancelled-invalid-prompt"])
+            if st == prm.COVERED and unadvertised and "invalid" in answers:
+                add(("agent", "withdraw_invalid", rid))  # -32602
+            if not (st == prm.COVERED and unadvertised and "cancelled" not in answers):
+                add(("agent", "withdraw", rid))
+        if "answer" in allowed:
+            add(("agent", "answer", rid))
 
     def _answered_after_close(self) -> tuple[str, ...]:
         """The states of prompts the Agent may answer after the session/close response: those the
@@ -330,7 +316,7 @@ class Agent(Freedoms, Deviating):
         success response): 2. Prompt accepted, "If the message has already been inserted, it
         receives a successful messageId response. Prompt responses need not precede the close
         response." """
-        if self._has("answer_after_close"):
+        if "answer_after_close" in self.cfg.features:
             return (prm.CLOSED_OUT, prm.INSERTED)
         return (prm.CLOSED_OUT,)
 

@@ -16,6 +16,7 @@ from model import background as bgm
 from model import compaction as cm
 from model import foreground as fgm
 from model import permission as pm
+from model import session as sm
 from model import terminal as tm
 from model import toolcall as tcm
 from properties.readings import TOOL_WITH_LISTED_TERMINAL, UNLISTED_TOOL_WHILE_BLOCKED
@@ -24,9 +25,6 @@ from simulator.peers.agent_state import BOUNDED_COMPACTION, AgentState, Msg, _em
 
 CUSTOM_COMPACTION = "_deferred"
 """The custom compaction status the Agent may report (feature ``compaction``)."""
-_BACKGROUND_TRIGGERS = ("list", "finalize", "adopt", "unlist")
-"""The order the Agent offers its moves on a background item in; which it may take is the
-background table's."""
 _COMPACTION_ACTIONS = {
     "compact_chunk": "summary_chunk",
     "compact_patch": "summary_patch",
@@ -55,7 +53,7 @@ class BackgroundWork(AgentState):
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (``_start_events``), list, finalize, remove. While the session
         is closing, live items are finalized and removed (closing stops them)."""
-        if self.session == "open" and not self.cancelling and self._room("background"):
+        if self.session == sm.OPEN and not self.cancelling and self._room("background"):
             self._start_events(add)
         for key, st in self.items.items():
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
@@ -91,8 +89,8 @@ class BackgroundWork(AgentState):
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
         """The Agent's moves on one background item: the background table's rows from its state
         (``_can``; guard ``child``: it is the subagent child; ``becomes_foreground``: the
-        reading ``waited-on-background`` is ``becomes-foreground``), in the order
-        ``_BACKGROUND_TRIGGERS``, within its own choices:
+        reading ``waited-on-background`` is ``becomes-foreground``), in this order, within its
+        own choices:
 
         - ``list``: a snapshot naming an announced item (``bg_list``), or a finished child
           given new work, at most ``Config.reruns`` times while the session is open
@@ -110,34 +108,31 @@ class BackgroundWork(AgentState):
             "becomes_foreground": self.rd[bgm.WAITED_ON] == "becomes-foreground",
         }
         allowed = self._can("background_item", st, ctx)
-        for trigger in _BACKGROUND_TRIGGERS:
-            if trigger not in allowed:
-                continue
-            if trigger == "list":
-                if st != bgm.DONE:
-                    add(("agent", "bg_list", key))
-                elif self._open() and self._room("reruns"):
-                    add(("agent", "bg_rerun", key))  # a detached child gets work again
-            elif trigger == "finalize":
-                if not self._awaits_permission(key):
-                    if not self._granted_unrun(key):
-                        add(("agent", "bg_finish", key))
-                    if "bg_fail" in self.cfg.features:
-                        add(("agent", "bg_fail", key))
-                self._live_item_events(add, key)
-            elif trigger == "adopt":
-                if (
-                    key[0] == "tool_call"
-                    and self.real == self.reported
-                    and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
-                    and not self.cancelling
-                    and self._open()
-                ):
-                    add(("agent", "bg_adopt", key))
-            elif trigger == "unlist":
-                add(("agent", "bg_unlist", key))
-                if "followup" in self.cfg.features and not active and self._open():
-                    add(("agent", "bg_unlist_followup", key))
+        if "list" in allowed:
+            if st != bgm.DONE:
+                add(("agent", "bg_list", key))
+            elif self.session == sm.OPEN and self._room("reruns"):
+                add(("agent", "bg_rerun", key))  # a detached child gets work again
+        if "finalize" in allowed:
+            if not self._awaits_permission(key):
+                if not self._granted_unrun(key):
+                    add(("agent", "bg_finish", key))
+                if "bg_fail" in self.cfg.features:
+                    add(("agent", "bg_fail", key))
+            self._live_item_events(add, key)
+        if (
+            "adopt" in allowed
+            and key[0] == "tool_call"
+            and self.real == self.reported
+            and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
+            and not self.cancelling
+            and self.session == sm.OPEN
+        ):
+            add(("agent", "bg_adopt", key))
+        if "unlist" in allowed:
+            add(("agent", "bg_unlist", key))
+            if "followup" in self.cfg.features and not active and self.session == sm.OPEN:
+                add(("agent", "bg_unlist_followup", key))
 
     def _awaits_permission(self, key: tuple[str, str]) -> bool:
         if key[0] != "tool_call" or key[1] not in self.tools:
@@ -178,7 +173,7 @@ class BackgroundWork(AgentState):
             and self._room("permissions")
             and ident in self.tools
             and self.tools[ident][2] is None
-            and self.session == "open"
+            and self.session == sm.OPEN
         ):
             add(("agent", "bg_ask", ident))
         if kind == "tool_call" and "bg_pause" in features and ident in self.tools and self._may_pause(key):
@@ -188,10 +183,10 @@ class BackgroundWork(AgentState):
                 if (
                     to != status
                     and tcm.STATUS_TRIGGER[to] in allowed
-                    and (self._open() or to == tcm.IN_PROGRESS)
+                    and (self.session == sm.OPEN or to == tcm.IN_PROGRESS)
                 ):
                     add(("agent", "tool_status", (ident, to)))
-        if "extras" in features and "out:" + ident not in self.extras and self.session == "open":
+        if "extras" in features and "out:" + ident not in self.extras and self.session == sm.OPEN:
             if kind == "terminal":
                 add(("agent", "terminal_output", ident))
             elif kind == "subagent" and self.child_msg is not None:
@@ -213,7 +208,7 @@ class BackgroundWork(AgentState):
         """Compaction, also while idle: it ends completed, failed, cancelled; a custom status
         (``_``) before or after its end implies no lifecycle; its summary is patched and
         streamed in any status (Session compaction)."""
-        if self._room("compactions") and self._open():
+        if self._room("compactions") and self.session == sm.OPEN:
             add(("agent", "compact_start", None))
             if "compact_once" in self.cfg.features and self._can("compaction", cm.IN_PROGRESS) >= _ENDS_ONCE:
                 add(("agent", "compact_start", "summary"))  # one completed update, with its summary
@@ -371,7 +366,7 @@ class BackgroundWork(AgentState):
             if tc in self.items:  # listed with its terminal (may-have-other-work)
                 self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
         if self.items[key] == bgm.DONE:
-            self.followup = self._has("followup") and self.real == fgm.IDLE
+            self.followup = "followup" in self.cfg.features and self.real == fgm.IDLE
         return out
 
     _do_bg_fail = partialmethod(_do_bg_finish, failed=True)

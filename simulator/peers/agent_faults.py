@@ -24,6 +24,7 @@ from typing import Any
 from model import background as bgm
 from model import session as sm
 from properties import seeded
+from properties.bugs import rule_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent_background import _COMPACTION_MOVE
 from simulator.peers.agent_state import _MSG_PREFIX, AgentState, Msg
@@ -40,15 +41,13 @@ class Deviating(AgentState):
         will never happen (never answering an inserted prompt, never running its work, never
         ending a compaction)."""
         out: list[str] = []
-        for d in self.deviations:
-            if isinstance(d, deviations.Withhold):
-                spec = self.specs[d.machine]
-                for _, st in self._entities(d.machine):
-                    if any(m[0] in d.triggers for m in spec.moves(st)):  # owed, and withheld
-                        out.append(d.rule or spec.eventually[st])
-                        break
-        out = [rule for rule in out if rule not in self.marks]  # marked when it was skipped
-        return tuple(sorted(set(out), key=out.index))
+        for d in deviations.matching(self.deviations, deviations.Withhold):
+            spec = self.specs[d.machine]
+            for _, st in self._entities(d.machine):
+                if any(m[0] in d.triggers for m in spec.moves(st)):  # owed, and withheld
+                    out.append(d.rule or spec.eventually[st])
+                    break
+        return tuple(dict.fromkeys(r for r in out if r not in self.marks))  # (marked when skipped)
 
     def _entities(self, machine: str) -> list[tuple[Any, str]]:
         """(key, state) of the Agent's entities of ``machine`` (those a deviation can touch)."""
@@ -63,7 +62,7 @@ class Deviating(AgentState):
         if machine == "session":
             return [(self.sid, self.session)]  # its own moves are made in the resume handshake
         if machine == "foreground":  # owed only while inserted prompts wait for their work
-            return [(self.sid, self.real)] if self._open() and self._inserted_waiting() else []
+            return [(self.sid, self.real)] if self.session == sm.OPEN and self._inserted_waiting() else []
         if machine == "background_item":
             # not the subagent child (its list follows its state), and the next terminal while
             # one may start: unannounced
@@ -82,7 +81,7 @@ class Deviating(AgentState):
         for d in self.deviations:
             if not isinstance(d, deviations.Forbidden) or self.session not in (sm.OPEN, sm.CLOSING):
                 continue
-            if deviations.rule(d) in self.marks:
+            if rule_of(d) in self.marks:
                 continue
             for key, state in self._entities(d.machine):
                 if state != d.source:
@@ -116,7 +115,7 @@ class Deviating(AgentState):
         """The seeded bugs' changes to what move ``name`` sends (rewritten, copied, added)."""
         for r in deviations.matching(self.deviations, deviations.Rewrite, action=name):
             for msg in out:
-                if deviations.rewrite(msg, r) and not (r.unless and self._has(r.unless)):
+                if deviations.rewrite(msg, r) and not (r.unless and r.unless in self.cfg.features):
                     self._breach(r.rule)
         out, broken = deviations.copied(self.deviations, name, out)
         for rule in broken:

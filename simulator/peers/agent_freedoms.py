@@ -4,7 +4,7 @@ Readings (``cfg.readings``): where the alternatives of a reading give an Agent d
 freedoms, the Agent takes those of the alternative in force, so exploring under a reading explores
 that reading's protocol. What each alternative lets the Agent do is the reading's ``peers`` text in
 the catalogue (``properties.readings``, ``acp-model readings``); each use in the Agent's modules is
-marked with the reading's name (``_reading``, ``rd``).
+marked with the reading's name (``rd``).
 
 Owns: ``Freedoms``, the moves only a reading's alternative gives, and the Agent's own
 once-per-run freedoms (``_own_events``). A reading's freedom within a table's move is taken where
@@ -52,9 +52,9 @@ class Freedoms(ForegroundWork):
         if (
             self.real == fgm.RUNNING
             and (
-                self._reading("unaccounted-user-message", "other-sources")
+                self.rd["unaccounted-user-message"] == "other-sources"
                 or (
-                    self._reading("unaccounted-user-message", "agent-initiated")
+                    self.rd["unaccounted-user-message"] == "agent-initiated"
                     and own
                     and self.between.own_user_message(
                         "active" if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION) else "other", own
@@ -83,8 +83,8 @@ class Freedoms(ForegroundWork):
             and self.reported == self.real
             and "unseen" not in self.extras
             and self.resume_rid is None
-            and self._open()
-            and self._reading("unaccounted-user-message", "agent-initiated")
+            and self.session == sm.OPEN
+            and self.rd["unaccounted-user-message"] == "agent-initiated"
             and all(p[0] in prm.SPEC.final for p in self.prompts.values())
             and bool(
                 self.between.own_user_message(
@@ -130,7 +130,7 @@ class Freedoms(ForegroundWork):
         running first."""
         if self.last_stop is None or self.reported != fgm.IDLE or "restated" in self.extras:
             return
-        if not self._reading("repeated-idle-new-stop-reason", "snapshot"):
+        if self.rd["repeated-idle-new-stop-reason"] != "snapshot":
             return
         if "unstated" in self.extras and self.last_stop in _RESTATED:
             add(("agent", "restate_idle", self.last_stop))
@@ -144,7 +144,7 @@ class Freedoms(ForegroundWork):
         if (
             "correct" in self.cfg.features
             and "corrected" not in self.extras
-            and self._reading(tcm.FINAL_CHANGE, "reopen-only")
+            and self.rd[tcm.FINAL_CHANGE] == "reopen-only"
         ):
             for tid, t in self.tools.items():
                 if t[0] in tcm.FINAL:
@@ -163,7 +163,7 @@ class Freedoms(ForegroundWork):
     def _restated_reason(self) -> str | None:
         if self.last_stop != fgm.END_TURN:
             return fgm.END_TURN
-        return fgm.MAX_TOKENS if self._has("limits") else None
+        return fgm.MAX_TOKENS if "limits" in self.cfg.features else None
 
     def _own_events(self, add: Any, active: bool, ev: list[Event]) -> None:
         """Freedoms of the Agent no table row is about, each once per run:
@@ -185,7 +185,7 @@ class Freedoms(ForegroundWork):
                 add(("agent", "end_bare_error", None))
             if ("agent", "stop", "error") in ev:
                 add(("agent", "end_bare_error", "stop"))
-        if not self._open():
+        if self.session != sm.OPEN:
             return
         if not active and "goal" in features and self._goal_events(add) and self._may_announce():
             add(("agent", "synthetic_user", "announce"))
@@ -243,7 +243,7 @@ class Freedoms(ForegroundWork):
             shown is not None
             and "announce" in self.cfg.features
             and "synthetic" not in self.extras
-            and self._reading("unaccounted-user-message", "agent-initiated")
+            and self.rd["unaccounted-user-message"] == "agent-initiated"
             and self.between.own_user_message(shown, False) is None
         )
 
@@ -337,7 +337,7 @@ class Freedoms(ForegroundWork):
             self.between.patch_allowed(self.rd["patch-after-idle"])
             and self.ended_output not in (None, "msg_a_late")
             and self.real == self.reported == fgm.IDLE
-            and self._open()
+            and self.session == sm.OPEN
         )
 
     def _do_late_output(self, tool: tuple[str, bool] | None) -> list[Msg]:

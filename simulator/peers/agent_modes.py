@@ -40,8 +40,6 @@ class Mode:
 
     def config(self, cfg: Config) -> Config:
         """``cfg`` narrowed to this mode: its features and readings."""
-        if self.features is None and not self.readings:
-            return cfg
         features = cfg.features if self.features is None else cfg.features & self.features
         return cfg.with_(features=features, readings={**dict(cfg.readings), **self.readings})
 

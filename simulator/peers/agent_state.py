@@ -112,8 +112,8 @@ class AgentState:
     misread: dict[str, Any] = field(init=False)
     unapplied: frozenset[str] = field(init=False)
     rd: dict[str, str] = field(init=False)
-    """Every reading's alternative the Agent acts on (``_reading``): the run's, but where a
-    seeded bug misreads it (``misread``)."""
+    """Every reading's alternative the Agent acts on: the run's, but where a seeded bug misreads
+    it (``misread``)."""
     fg_ctx: dict[str, bool] = field(init=False)
     """The foreground table's context: custom states count as advertised when the Client may
     extend them (feature ``future``)."""
@@ -254,17 +254,10 @@ class AgentState:
         n = self.used[bound] = self.used[bound] + 1
         return n
 
-    def _has(self, feature: str) -> bool:
-        return feature in self.cfg.features
-
     def _applies(self, rule: str) -> bool:
         """The Agent applies the cross-machine rule ``rule`` at this point of its choices (it does
         not where a seeded bug leaves it unchecked: ``deviations.Unchecked``)."""
         return rule not in self.unapplied
-
-    def _reading(self, name: str, alternative: str) -> bool:
-        """The reading ``name`` is read as ``alternative`` in this run (``cfg.readings``)."""
-        return self.rd[name] == alternative
 
     def _msg_id(self, prefix: str) -> str:
         self.next_msg += 1
@@ -284,9 +277,7 @@ class AgentState:
         if self.ahead is not None and self.ahead[0] == kind:
             given, self.ahead = self.ahead[1], None
             return given
-        for reuse in (
-            deviations.matching(self.deviations, deviations.Reuse, kind=kind) if self.deviations else ()
-        ):
+        for reuse in deviations.matching(self.deviations, deviations.Reuse, kind=kind):
             earlier = self._done_ids(kind)
             if earlier:
                 self._breach(reuse.rule)
@@ -312,7 +303,7 @@ class AgentState:
         ``state-updates-before-first-list``), an Agent that may report background work carries a
         list (maybe empty) on every state_update of the session."""
         return self.between.lists_before_first(self.rd["state-updates-before-first-list"]) and any(
-            self._has(f) for f in ("terminal", "bg_tool", "subagent")
+            f in self.cfg.features for f in ("terminal", "bg_tool", "subagent")
         )
 
     def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
@@ -344,7 +335,7 @@ class AgentState:
 
     def _forced(self, machine: str, state: str) -> tuple[Forbidden, ...]:
         """The forbidden cells of ``machine`` in ``state`` a seeded bug fires."""
-        if not self.deviations:
+        if not self.deviations:  # (most runs: the shortcut saves a call on every move)
             return ()
         return deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state)
 
@@ -408,9 +399,6 @@ class AgentState:
             if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[2] and not e[3])
         ]
         return found
-
-    def _open(self) -> bool:
-        return self.session == "open"
 
     def _cancel_seen(self) -> bool:
         """A session/cancel or session/close reached work the Agent was reporting active

@@ -19,6 +19,7 @@ from model import elicitation as em
 from model import foreground as fgm
 from model import permission as pm
 from model import toolcall as tcm
+from properties.bugs import rule_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent_background import BackgroundWork
 from simulator.peers.agent_state import (
@@ -59,12 +60,9 @@ def _unapproved(tool: tuple[Any, ...]) -> bool:
 class ForegroundWork(BackgroundWork):
     __slots__ = ()
 
-    def _work_waiting(self) -> bool:
-        return self._inserted_waiting() or self._hook_possible()
-
     def _hook_possible(self) -> bool:
         """Hook work may start: a prompt waits for insertion, within the ``hooks`` bound."""
-        return self._has("hook") and self._room("hooks") and self._oldest_waiting() is not None
+        return "hook" in self.cfg.features and self._room("hooks") and self._oldest_waiting() is not None
 
     def _count_hook(self, followup_may_start: bool) -> None:
         """Called as foreground work starts: count it as hook work when only a waiting prompt
@@ -92,7 +90,7 @@ class ForegroundWork(BackgroundWork):
             self.real == fgm.REQUIRES_ACTION
             and self.reported == fgm.REQUIRES_ACTION
             and self.cur_msg is not None  # (begun by this work: since its start, after the last idle)
-            and self._has("chunks")  # (an Agent that streams its messages has a chunk to flush)
+            and "chunks" in self.cfg.features  # (an Agent that streams its messages has a chunk to flush)
             and self._output_room()
             and not self.between.blocked_output_is_progress(
                 self.rd["output-while-requires-action"], chunk=True, begun=True
@@ -160,10 +158,9 @@ class ForegroundWork(BackgroundWork):
         self._stop_events(add)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
-            for reason in (
-                (fgm.MAX_TOKENS, fgm.MAX_TURN_REQUESTS, fgm.REFUSAL) if "limits" in features else ()
-            ):
-                add(("agent", "end", reason))
+            if "limits" in features:
+                for reason in (fgm.MAX_TOKENS, fgm.MAX_TURN_REQUESTS, fgm.REFUSAL):
+                    add(("agent", "end", reason))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
                 if self.between.future_reason_possible(self.rd["future-stop-reason"]):
@@ -287,10 +284,7 @@ class ForegroundWork(BackgroundWork):
 
     def _do_stop(self, reason: Any) -> list[Msg]:
         reason, seen = _seen(reason)
-        out: list[Msg] = []
-        for tid, t in self.tools.items():
-            if _unapproved(t):
-                out.append(self._tool_update(tid, "cancel"))
+        out = [self._tool_update(tid, "cancel") for tid, t in self.tools.items() if _unapproved(t)]
         return out + self._settle_end(reason, seen=seen)
 
     def _ends_unseen(self) -> bool:
@@ -421,12 +415,12 @@ class ForegroundWork(BackgroundWork):
 
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
-        if self.cur_msg is None and self.cur_thought is not None and self._has("chunks"):
+        if self.cur_msg is None and self.cur_thought is not None and "chunks" in self.cfg.features:
             # the message derived from the same model output as the thought streams under its
             # messageId: one ID, thought chunks and message chunks (Entity IDs: two entities)
             self.cur_msg = self.cur_thought
             msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text("Hello"))
-        elif self.cur_msg is None or not self._has("chunks"):
+        elif self.cur_msg is None or "chunks" not in self.cfg.features:
             self.cur_msg = self._msg_id("msg_a")
             msg = wire.message("agent_message", self.sid, self.cur_msg, [wire.text("Hello")])
         else:
@@ -473,7 +467,7 @@ class ForegroundWork(BackgroundWork):
     def _do_plan(self, _: Any) -> list[Msg]:
         self._count_output()
         self.next_plan += 1
-        if self._has("extras"):
+        if "extras" in self.cfg.features:
             self.extras = self.extras | {"plan"}  # a plan exists that can be removed
         return [wire.plan(self.sid, "plan_1", self.next_plan)]
 
@@ -534,7 +528,7 @@ class ForegroundWork(BackgroundWork):
         rid = f"{self.requests}{self._use('permissions')}"
         self.perms[rid] = pm.PENDING
         _put(self.tools, tid, 2, rid)
-        stop = self._has("user_stop") and not self.tools[tid][1]  # of foreground work: it may stop
+        stop = "user_stop" in self.cfg.features and not self.tools[tid][1]  # of foreground work: it may stop
         return [wire.request_permission(rid, self.sid, tid, stop)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
@@ -710,7 +704,7 @@ class ForegroundWork(BackgroundWork):
         # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
         # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
         withheld = [
-            deviations.rule(d)
+            rule_of(d)
             for d in deviations.matching(self.deviations, deviations.Withhold, machine="tool_call")
             if trigger in d.triggers and (confirms or reason == fgm.ERROR)
         ]

@@ -45,7 +45,7 @@ nothing when nothing will read it (a random walk without view faults).
 
 Seeded client faults are the Client's named deviations of ``simulator.peers.deviations`` (a request
 offered where the conforming Client sends none, a message rewritten), applied here by one
-generic piece of code (``_deviating``, ``_rewritten``). A deviation that makes a message differ
+generic piece of code (``do``, ``_rewritten``). A deviation that makes a message differ
 from what the conforming Client would send leaves a breach marker (``marks``, as the Agent's
 do).
 
@@ -69,7 +69,6 @@ from properties.variants import tables_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent import MAIN
 from simulator.peers.config import Config
-from simulator.peers.deviations import Offer
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
@@ -80,10 +79,6 @@ SESSION_EVENTS: Mapping[str, tuple[Event, ...]] = {
 }
 """Session trigger -> the Client's events that fire it (the Config feature that lets the Client
 fire it is named like it)."""
-
-EARLY: frozenset[str] = frozenset({"close"})
-"""Session triggers whose events come before the cancels in ``Client.enabled`` (the others come
-last). The order of the enabled events is what seeded walks pick from: keep it."""
 
 PERMISSION_EVENTS: Mapping[str, tuple[str, ...]] = {
     "select": ("allow", "deny", "stop"),
@@ -233,20 +228,19 @@ class Client:
         ev: list[Event] = []
         if self.prompts_sent < cfg.prompts and (
             (state in PROMPT_FROM and not self.extra_resumes)
-            or (self.deviations and self._deviating("prompt"))
+            or (self.deviations and deviations.offered(self.deviations, "prompt", state))
         ):
             ev.append(("client", "prompt", None))
             if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
                 ev.append(("client", "prompt", "link"))
             if self.first_prompt is not None and self.retried is None:  # feature retry, once
                 ev.append(("client", "prompt", "same"))
-        late: list[Event] = []  # the session table's client rows from its state: EARLY ones here
+        # the session table's client rows from its state: a close before the cancels, the others
+        # last (the order of the enabled events is what seeded walks pick from: keep it)
+        late: list[Event] = []
         for t, _ in self.tables["session"].moves(state, "client"):
             if t in SESSION_EVENTS and self._within(t):
-                if t in EARLY:
-                    ev += SESSION_EVENTS[t]
-                else:
-                    late += SESSION_EVENTS[t]
+                (ev if t == "close" else late).extend(SESSION_EVENTS[t])
         if state in CANCEL_FROM and "cancel" in cfg.features:  # a close does not stop cancels
             if self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
@@ -284,10 +278,6 @@ class Client:
             return self.reattaches < cfg.reattaches
         return self.resumes < cfg.resumes
 
-    def _deviating(self, name: str) -> tuple[Offer, ...]:
-        """The deviations that offer event ``name`` from the Client's session state."""
-        return deviations.offered(self.deviations, name, self.session)
-
     # -- moves ----------------------------------------------------------------------------------
     def _breach(self, rule: str) -> None:
         if rule not in self.marks:
@@ -305,7 +295,8 @@ class Client:
     def do(self, name: str, arg: Any) -> list[Msg]:
         if not self.deviations:
             return self._do(name, arg)
-        for deviation in self._deviating(name):  # a move the conforming Client does not take here
+        # the deviations that offer a move the conforming Client does not take in this state
+        for deviation in deviations.offered(self.deviations, name, self.session):
             self._breach(deviation.rule)
         return [self._rewritten(name, msg) for msg in self._do(name, arg)]
 
@@ -352,8 +343,7 @@ class Client:
             at = next(i for i, (rid, _) in enumerate(self.perms) if rid == arg)
             self.tables["permission"].fire(self.perms[at][1], trigger)
             self.perms = self.perms[:at] + self.perms[at + 1 :]  # answered once: no longer its to answer
-            if arg in self.stoppable:
-                self.stoppable = tuple(r for r in self.stoppable if r != arg)
+            self.stoppable = tuple(r for r in self.stoppable if r != arg)
             if name == "dismiss":
                 return [wire.permission_cancelled(arg)]
             if name == "fail_answer":

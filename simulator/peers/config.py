@@ -181,15 +181,10 @@ class Config:
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["features"] = sorted(self.features)
-        if self.readings:
-            data["readings"] = dict(self.readings)
-        else:  # all defaults: the bounds read as they always have
-            del data["readings"]
-        if self.variant is not None:
-            data["variant"] = self.variant.to_json()
-        else:  # the spec as written: the bounds read as they always have
-            del data["variant"]
-        return data
+        data["readings"] = dict(self.readings)
+        data["variant"] = None if self.variant is None else self.variant.to_json()
+        # all defaults, the spec as written: left out, so the bounds read as they always have
+        return {k: v for k, v in data.items() if v or k not in ("readings", "variant")}
 
 
 DEFAULT = Config()

@@ -8,8 +8,8 @@ what they ask of the deviations they run with: ``of`` picks a peer's among the f
 on; ``matching`` those of one kind about one machine, state, move or type (the forbidden cells
 of a state, the rewrites or added updates of a move, the IDs given again...); ``withheld`` the
 triggers the Agent never takes, per machine; ``offered`` the extra moves from a session state;
-``rewrite`` applies a message edit, ``copied`` the messages silenced or repeated; ``rule`` the
-rule each breaks.
+``rewrite`` applies a message edit, ``copied`` the messages silenced or repeated (the rule each
+breaks is ``properties.bugs.rule_of``'s).
 
 Must not know: the peers' records, monitors.
 """
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from model.core import Actor
-from properties.bugs import DROP, Again, Copies, Misview, rule_of
+from properties.bugs import DROP, Again, Copies, Misview
 from properties.bugs import Also as Also
 from properties.bugs import Deviation as Deviation
 from properties.bugs import Forbidden as Forbidden
@@ -33,9 +33,6 @@ from properties.bugs import Stretch as Stretch
 from properties.bugs import Unchecked as Unchecked
 from properties.bugs import Withhold as Withhold
 from properties.seeded import SEEDED
-
-rule = rule_of
-"""The rule a deviation breaks (``properties.bugs.rule_of``)."""
 
 DEVIATIONS: tuple[Deviation, ...] = tuple(s.bug for s in SEEDED if not isinstance(s.bug, Misview | Again))
 """The seeded bugs that deviate a peer's moves or messages, in the registry's order (not the

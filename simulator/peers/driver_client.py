@@ -90,8 +90,6 @@ class DriverClient:
                 out.append([name, perms.index(arg)])
             elif name == "resume":
                 out.append([name, bool(arg)])
-            elif name == "cancel_request":
-                out.append([name])
             elif name.startswith("elicit_"):  # the k-th elicitation still unanswered
                 out.append([name, [e[0] for e in self.client.elicits].index(arg)])
             else:

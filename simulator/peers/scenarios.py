@@ -33,13 +33,10 @@ def script(text: str) -> tuple[Step, ...]:
     text = text.replace("TURN", _TURN_TEXT)
     if _STEP.sub("", text).strip():
         raise ValueError(f"not a script: {_STEP.sub('', text).strip()!r} in {text!r}")
-    steps: list[Step] = []
-    for m in _STEP.finditer(text):
-        actor, name, arg = m.groups()
-        steps.append(
-            "deliver" if actor is None else (actor, name, None if arg is None else ast.literal_eval(arg))
-        )
-    return tuple(steps)
+    return tuple(
+        "deliver" if actor is None else (actor, name, None if arg is None else ast.literal_eval(arg))
+        for actor, name, arg in (m.groups() for m in _STEP.finditer(text))
+    )
 
 
 _TURN_TEXT = "client.prompt deliver agent.insert(1) agent.start agent.user_message(1) agent.answer(1)"

@@ -143,11 +143,6 @@ def missing_field(method: str, params: dict[str, Any]) -> str | None:
     return None
 
 
-def _start(cursor: Any) -> bool:
-    """Whether a ``replayFrom`` cursor is the one this agent supports: the start."""
-    return type(cursor) is dict and cursor.get("type") == "start"
-
-
 # Not config.faults_config: that reads expanded faults (explore); a bug name keeps its bounds here.
 def agent_config(faults: frozenset[str]) -> Config:
     """The bounds of the simulated Agent: the default, or the one a seeded bug's mutant needs."""
@@ -288,9 +283,7 @@ class StdioAgent:
         advertised = tuple(m for m in ELICITATION_MODES if type(found) is dict and type(found.get(m)) is dict)
         modes = advertised if "elicitation" in self.agent.cfg.features else ()
         for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
-            if (
-                not custom
-            ):  # custom states not advertised: the config and the foreground table's context agree
+            if not custom:  # custom states not advertised: the config and the table's context agree
                 agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
                 agent.fg_ctx = {"custom_states": False}
             agent.elicit_modes = modes
@@ -332,6 +325,7 @@ class StdioAgent:
             return wire.error(rid, RESOURCE_NOT_FOUND, text, {"sessionId": sid})
         why = None
         replay = params.get("replayFrom")
+        start = type(replay) is dict and replay.get("type") == "start"  # the one cursor supported
         if state not in ACCEPTED_IN.get(method, (state,)):
             why = f"session {sid} is {state}"
         elif method == "session/prompt" and (
@@ -342,7 +336,7 @@ class StdioAgent:
             )
         ):
             why = f"request id {rid!r} is already used by a prompt"
-        elif method == "session/resume" and replay is not None and not _start(replay):
+        elif method == "session/resume" and replay is not None and not start:
             why = 'replayFrom: unsupported cursor (only {"type": "start"})'
         return None if why is None else wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {why}")
 
@@ -403,12 +397,11 @@ class StdioAgent:
     def _do(self, session: Session, name: str, arg: Any) -> list[Msg] | None:
         """Make one move; None when the model refused it (noted, and not tried again)."""
         try:
-            msgs = session.agent.do(name, arg)
+            return session.agent.do(name, arg)
         except ProtocolViolation as exc:
             session.refused.add((name, arg))
             self.notes.append(f"seeded bug refused by the model, not sent: {exc}")
             return None
-        return msgs
 
     def pause(self) -> float:
         low, high = self.pace

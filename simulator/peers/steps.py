@@ -38,10 +38,6 @@ def _leaves(msg: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, .
         yield path, msg
 
 
-def _value(v: Any) -> str:
-    return clip(repr(v), _SHOWN)
-
-
 def difference(meant: list[dict[str, Any]], sent: list[dict[str, Any]]) -> str:
     """What ``sent`` has that ``meant`` (the same move without seeded bugs) does not, in a few
     words; empty when they are the same."""
@@ -57,9 +53,9 @@ def difference(meant: list[dict[str, Any]], sent: list[dict[str, Any]]) -> str:
         now = dict(_leaves(b))
         for path, v in now.items():
             if path not in was:
-                parts.append(f"{path[-1]} {_value(v)} added")
+                parts.append(f"{path[-1]} {clip(repr(v), _SHOWN)} added")
             elif was[path] != v:
-                parts.append(f"{path[-1]} {_value(v)}")
+                parts.append(f"{path[-1]} {clip(repr(v), _SHOWN)}")
         parts.extend(f"no {path[-1]}" for path in was if path not in now)
     return "sent: " + ", ".join(parts)
 

@@ -35,12 +35,6 @@ class Transport:
         new.to_client = list(self.to_client)
         return new
 
-    def room_to_agent(self) -> int:
-        return self.capacity - len(self.to_agent)
-
-    def room_to_client(self) -> int:
-        return self.capacity - len(self.to_client)
-
     def client_deliveries(self) -> range:
         """Indices of agent -> client messages that may be delivered next."""
         return range(1 if self.ordered and self.to_client else len(self.to_client))

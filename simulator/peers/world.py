@@ -11,9 +11,9 @@ The transcript is what a proxy at the Agent's end sees: an agent message is reco
 Agent sends it, a client message when the Agent receives it (``Line`` = (sender, message)).
 Every recorded line is fed to the monitors (if any) as it is recorded; the Client's view is fed
 when the Client sends or receives (``views=False``: a conforming Client keeps no view, for runs
-that never read it). When the Client is faulty, a reference view (no faults) is
-fed the same messages and the two are compared (``view_findings``). Monitors and views judge
-under the readings and the variant of the run's ``Config`` (``Config.readings``,
+that never read it). When the Client is faulty, a reference view (no faults) is fed the same
+messages and the two are compared (``properties.viewcheck.compare_views``). Monitors and views
+judge under the readings and the variant of the run's ``Config`` (``Config.readings``,
 ``Config.variant``); a monitor set built for others is refused.
 
 Hidden steps (``hidden``): where a seeded-bug Agent or Client makes a move break a rule (its
@@ -126,17 +126,17 @@ class World:
         feature ``early_state`` the Agent reports the new session's initial idle before its
         session/new response (Initial state and synchronization: state updates may arrive
         before or after that response; a separate initial idle is optional)."""
-        early = [self.agent.initial_idle()] if "early_state" in self.cfg.features else []
-        for request, answers in (
-            (
-                wire.initialize("init", "future" in self.cfg.features, elicitation_modes(self.cfg)),
-                [wire.initialized("init")],
-            ),
-            (wire.new_session("new"), [*early, wire.session_created("new", MAIN)]),
+        cfg = self.cfg
+        early = [("agent", self.agent.initial_idle())] if "early_state" in cfg.features else []
+        for sender, msg in (
+            ("client", wire.initialize("init", "future" in cfg.features, elicitation_modes(cfg))),
+            ("agent", wire.initialized("init")),
+            ("client", wire.new_session("new")),
+            *early,
+            ("agent", wire.session_created("new", MAIN)),
         ):
-            for sender, msg in (("client", request), *(("agent", answer) for answer in answers)):
-                self._show(sender, msg)
-                self._record(sender, msg)
+            self._show(sender, msg)
+            self._record(sender, msg)
         if self.monitors is not None:
             self.monitors.take_new()  # judged, not reported: the handshake is not a step
 
@@ -172,11 +172,11 @@ class World:
             return []
         ev: list[Event] = []
         net = self.net
-        if net.room_to_agent() > 0:
+        if len(net.to_agent) < net.capacity:
             if self.client_moves is None:  # only the Client's own steps change what it may do
                 self.client_moves = self.client.enabled()
             ev.extend(self.client_moves)
-        if net.room_to_client() > 0:
+        if len(net.to_client) < net.capacity:
             moves = self.moves
             if moves is None:  # only the Agent's own steps change what it may do
                 moves = self.moves = self.agent.choices()
@@ -220,8 +220,10 @@ class World:
                 self.client_moves = None
                 msg = self.net.to_client.pop(arg)
                 self._show("agent", msg)
-                if self.reference is not None:
-                    for rule, why in self.view_findings():
+                if self.reference is not None:  # where the Client's view differs from the reference
+                    from properties.viewcheck import compare_views
+
+                    for rule, why in compare_views(self.reference.to_json(), self.client.view.to_json()):
                         if rule not in self.dropped:
                             self.view_breaches.setdefault(rule, why)
                 self.client.receive(msg)
@@ -287,15 +289,6 @@ class World:
         if self.monitors is None:
             return []
         return self.monitors.finish(quiescent=quiescent)
-
-    def view_findings(self) -> list[tuple[str, str]]:
-        """(rule, explanation) for each way the Client's view differs from the reference."""
-        if self.reference is None:
-            return []
-        from properties.viewcheck import compare_views
-
-        found: list[tuple[str, str]] = compare_views(self.reference.to_json(), self.client.view.to_json())
-        return found
 
 
 def event_counts(events: Iterable[Event]) -> Counter[str]:
