@@ -61,6 +61,7 @@ from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, amp
 from simulator.explore.state import COUNTER_AT, State
 from simulator.peers.config import MAX_STATES as MAX_STATES
 from simulator.peers.config import SMALL, Config
+from simulator.peers.transport import schedule
 from simulator.peers.world import Event
 
 PROGRESS_EVERY = 0.5
@@ -498,8 +499,9 @@ rule has not been found yet: the faulty view already differed there before the m
 def expander(parts: State, cfg: Config) -> tuple[Callable[..., None], Callable[[Any], bool]]:
     """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore.state``).
 
-    ``expand(state, children)`` appends one ``Child`` per enabled event, in ``World.enabled``'s
-    order (the Client's choices, the Agent's, then deliveries), and counts the moves it takes
+    ``expand(state, children)`` appends one ``Child`` per enabled event (who may move is the
+    transport's ``schedule``, as for ``World.enabled``), in ``World.enabled``'s order (the
+    Client's choices, the Agent's, then deliveries), and counts the moves it takes
     (``expand(state, children, sides)``: only the events of those sides, ``simulator.explore.por``)
     for coverage; ``can_move(state)`` says whether any event is enabled (what a search that
     stops at a depth limit asks of the states it does not expand)."""
@@ -514,7 +516,8 @@ def expander(parts: State, cfg: Config) -> tuple[Callable[..., None], Callable[[
         a, c, ta, tc, m, v, r = st
         client_side = sides & CLIENT_SIDE
         agent_side = sides & AGENT_SIDE
-        if client_side and len(ta) < cap:
+        client_sends, agent_sends, to_agent, to_client = schedule(len(ta), len(tc), cap, ordered)
+        if client_side and client_sends:
             for move in client.choices(c):
                 move[4] += 1
                 if move[1] < 0:
@@ -527,7 +530,7 @@ def expander(parts: State, cfg: Config) -> tuple[Callable[..., None], Callable[[
                         v2 = view_table.apply(v2, x)  # type: ignore[union-attr]
                         r2 = ref_table.apply(r2, x)  # type: ignore[union-attr]
                 children.append((move[0], (a, move[1], ta + seq, tc, m, v2, r2), (), ()))
-        if agent_side and len(tc) < cap:
+        if agent_side and agent_sends:
             for move in agent.choices(a):
                 move[4] += 1
                 if move[1] < 0:
@@ -541,7 +544,7 @@ def expander(parts: State, cfg: Config) -> tuple[Callable[..., None], Callable[[
                     m2 = hit[0]
                     found += hit[1]
                 children.append((move[0], (move[1], c, ta, tc + move[2], m2, v, r), found, ()))
-        if agent_side and ta:
+        if agent_side and to_agent:
             x = ta[0]
             hit = mon_step(m, x)
             hit[2] += 1
@@ -551,8 +554,8 @@ def expander(parts: State, cfg: Config) -> tuple[Callable[..., None], Callable[[
                 children.append((_TO_AGENT, None, move[3], ()))
             else:
                 children.append((_TO_AGENT, (move[1], c, ta[1:], tc, hit[0], v, r), hit[1], ()))
-        if client_side and tc:
-            for k in range(len(tc)) if not ordered else (0,):
+        if client_side:
+            for k in to_client:
                 x = tc[k]
                 v2, r2 = v, r
                 found = ()
@@ -575,7 +578,13 @@ def expander(parts: State, cfg: Config) -> tuple[Callable[..., None], Callable[[
 
     def can_move(st: Any) -> bool:
         a, c, ta, tc = st[:4]
-        return bool(ta or tc or (len(ta) < cap and client.choices(c)) or (len(tc) < cap and agent.choices(a)))
+        client_sends, agent_sends, to_agent, to_client = schedule(len(ta), len(tc), cap, ordered)
+        return bool(
+            to_agent
+            or to_client
+            or (client_sends and client.choices(c))
+            or (agent_sends and agent.choices(a))
+        )
 
     return expand, can_move
 

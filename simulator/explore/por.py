@@ -54,6 +54,7 @@ from typing import Any
 
 from simulator.explore.state import State
 from simulator.peers.config import Config
+from simulator.peers.transport import schedule
 
 CLIENT_SIDE = 1
 AGENT_SIDE = 2
@@ -72,14 +73,15 @@ def ample(parts: State, cfg: Config) -> Callable[[Any], int]:
 
     def side(st: Any) -> int:
         a, c, ta, tc = st[:4]
-        ta_room = len(ta) < cap
-        tc_room = len(tc) < cap
-        on_client = (len(client_choices(c)) if ta_room else 0) + ((1 if ordered else len(tc)) if tc else 0)
-        on_agent = (len(agent_choices(a)) if tc_room else 0) + (1 if ta else 0)
+        client_sends, agent_sends, to_agent, to_client = schedule(len(ta), len(tc), cap, ordered)
+        on_client = (len(client_choices(c)) if client_sends else 0) + len(to_client)
+        on_agent = (len(agent_choices(a)) if agent_sends else 0) + to_agent
         if not on_client or not on_agent:
             return BOTH
-        agent_ok = bool(ta) and (tc_room or not agent_choices(a))
-        client_ok = (bool(tc) if ordered else len(tc) == cap) and (ta_room or not client_choices(c))
+        agent_ok = to_agent and (agent_sends or not agent_choices(a))
+        client_ok = (
+            bool(to_client) and (ordered or not agent_sends) and (client_sends or not client_choices(c))
+        )
         if agent_ok and (not client_ok or on_agent <= on_client):
             return AGENT_SIDE
         if client_ok:

@@ -1,6 +1,7 @@
 """The transport between Client and Agent: two directions of messages in flight.
 
-Owns: in-flight messages and what delivery order each direction allows. The default is two
+Owns: in-flight messages, what delivery order each direction allows, and who may move next
+(``schedule``: room to send, messages to deliver). The default is two
 FIFO directions, like stdio. ``unordered`` lets agent -> client messages overtake each other
 (client -> agent stays FIFO, since the transcript records client lines in the Agent's receive
 order), to explore what the spec's "no fixed order" sentences allow. ``capacity`` bounds the
@@ -11,9 +12,35 @@ Must not know: what the messages mean.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 Msg = dict[str, Any]
+
+
+class Turn(NamedTuple):
+    """Who may move next with the messages in flight, in the order a world offers the moves."""
+
+    client_sends: bool
+    """The Client may send: the client -> agent direction has room."""
+    agent_sends: bool
+    """The Agent may send: the agent -> client direction has room."""
+    to_agent: bool
+    """The oldest client -> agent message may be delivered (that direction is always FIFO)."""
+    to_client: range
+    """The agent -> client messages that may be delivered next, by index: the oldest only when
+    ordered, any of them when unordered."""
+
+
+def schedule(to_agent: int, to_client: int, capacity: int, ordered: bool) -> Turn:
+    """The ``Turn`` of a transport holding ``to_agent`` and ``to_client`` messages: the one
+    statement of the composition of the two peers and the transport, which ``World.enabled``
+    and the exhaustive search's expansion (``simulator.explore``) both follow."""
+    return Turn(
+        to_agent < capacity,
+        to_client < capacity,
+        to_agent > 0,
+        range(1 if ordered and to_client else to_client),
+    )
 
 
 class Transport:
@@ -35,6 +62,6 @@ class Transport:
         new.to_client = list(self.to_client)
         return new
 
-    def client_deliveries(self) -> range:
-        """Indices of agent -> client messages that may be delivered next."""
-        return range(1 if self.ordered and self.to_client else len(self.to_client))
+    def turn(self) -> Turn:
+        """Who may move next (``schedule``)."""
+        return schedule(len(self.to_agent), len(self.to_client), self.capacity, self.ordered)

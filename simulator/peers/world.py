@@ -171,19 +171,19 @@ class World:
         if self.broken is not None:
             return []
         ev: list[Event] = []
-        net = self.net
-        if len(net.to_agent) < net.capacity:
+        client_sends, agent_sends, to_agent, to_client = self.net.turn()
+        if client_sends:
             if self.client_moves is None:  # only the Client's own steps change what it may do
                 self.client_moves = self.client.enabled()
             ev.extend(self.client_moves)
-        if len(net.to_client) < net.capacity:
+        if agent_sends:
             moves = self.moves
             if moves is None:  # only the Agent's own steps change what it may do
                 moves = self.moves = self.agent.choices()
             ev.extend(moves)
-        if net.to_agent:
+        if to_agent:
             ev.append(("net", "to_agent", 0))
-        for i in net.client_deliveries():
+        for i in to_client:
             ev.append(("net", "to_client", i))
         return ev
 
