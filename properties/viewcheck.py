@@ -35,6 +35,7 @@ Must not know: how the views were built, the simulator, monitors.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any, Final
 
 from model.clientview_parts import ACTIVE_STATES
@@ -54,9 +55,10 @@ _EMPTY: dict[str, Any] = {}
 Found = list[tuple[str, str]]
 
 
-def compare_views(reference: dict[str, Any], actual: dict[str, Any]) -> Found:
+def compare_views(reference: dict[str, Any], actual: dict[str, Any], dropped: Container[str] = ()) -> Found:
     """(rule ID, explanation) for each difference between the reference view and the actual one,
-    in session order then in the order of the mapping above; [] when they agree."""
+    in session order then in the order of the mapping above; [] when they agree. A difference
+    whose rule is in ``dropped`` (a variant's dropped rules) is set aside."""
     if reference == actual:
         return []
     found: Found = []
@@ -73,7 +75,7 @@ def compare_views(reference: dict[str, Any], actual: dict[str, Any]) -> Found:
             continue
         _entities(sid, ref, act, found)
         _session(sid, ref.get("session", _EMPTY), act.get("session", _EMPTY), found)
-    return found
+    return [(rule, why) for rule, why in found if rule not in dropped] if dropped else found
 
 
 def _keys(view: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, set[str]]]:

@@ -203,3 +203,10 @@ def test_the_comparison_reads_every_rule_from_the_model(monkeypatch: pytest.Monk
     assert [r for r, _ in compare_views(reference.to_json(), faulty.to_json())] == ["TRANS-02"]
     monkeypatch.setitem(RULE_OF, "completions:more", "RULE-OF-A-VARIANT")
     assert [r for r, _ in compare_views(reference.to_json(), faulty.to_json())] == ["RULE-OF-A-VARIANT"]
+
+
+def test_a_dropped_rule_s_differences_are_set_aside() -> None:
+    """A variant's dropped rule (``dropped``): its differences are not reported, the others are."""
+    reference, faulty = views(FAULT_TRANSCRIPTS["repeat-idle-counts"], "repeat-idle-counts")
+    assert [r for r, _ in compare_views(reference.to_json(), faulty.to_json(), {"STATE-05"})] == ["TRANS-02"]
+    assert compare_views(reference.to_json(), faulty.to_json(), {"TRANS-02"}) == []

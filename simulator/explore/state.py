@@ -218,7 +218,8 @@ class State:
             self.reference_table = ViewTable(world.reference, self.msgs)
         self.compared: dict[tuple[int, int], tuple[Breach, ...]] = {}
         self.dropped = world.dropped
-        """The variant's dropped rules: their view breaches are set aside (as ``World.step``)."""
+        """The variant's dropped rules: ``compare_views`` sets their view breaches aside (as in
+        ``World.step``)."""
 
     def root(self) -> tuple[Any, ...]:
         """The state of the initial World."""
@@ -251,10 +252,10 @@ class State:
             from properties.viewcheck import compare_views
 
             assert self.view_table is not None and self.reference_table is not None
-            found = compare_views(self.reference_table.reps[r].to_json(), self.view_table.reps[v].to_json())
-            got = self.compared[(r, v)] = tuple(
-                Breach(rule, "view", why) for rule, why in found if rule not in self.dropped
+            found = compare_views(
+                self.reference_table.reps[r].to_json(), self.view_table.reps[v].to_json(), self.dropped
             )
+            got = self.compared[(r, v)] = tuple(Breach(rule, "view", why) for rule, why in found)
         return got
 
     def events(self, contexts: Mapping[str, Sequence[tuple[str, Context]]]) -> Counter[str]:

@@ -223,9 +223,10 @@ class World:
                 if self.reference is not None:  # where the Client's view differs from the reference
                     from properties.viewcheck import compare_views
 
-                    for rule, why in compare_views(self.reference.to_json(), self.client.view.to_json()):
-                        if rule not in self.dropped:
-                            self.view_breaches.setdefault(rule, why)
+                    for rule, why in compare_views(
+                        self.reference.to_json(), self.client.view.to_json(), self.dropped
+                    ):
+                        self.view_breaches.setdefault(rule, why)
                 self.client.receive(msg)
         except ProtocolViolation as v:
             self.broken = v
