@@ -12,30 +12,25 @@ Must not know: what the messages mean.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 Msg = dict[str, Any]
 
 
-class Turn(NamedTuple):
-    """Who may move next with the messages in flight, in the order a world offers the moves."""
-
-    client_sends: bool
-    """The Client may send: the client -> agent direction has room."""
-    agent_sends: bool
-    """The Agent may send: the agent -> client direction has room."""
-    to_agent: bool
-    """The oldest client -> agent message may be delivered (that direction is always FIFO)."""
-    to_client: range
-    """The agent -> client messages that may be delivered next, by index: the oldest only when
-    ordered, any of them when unordered."""
+Turn = tuple[bool, bool, bool, range]
+"""Who may move next (``schedule``): (the Client may send, the Agent may send, the oldest
+message to the Agent may be delivered, the indices of the messages to the Client that may be
+delivered)."""
 
 
 def schedule(to_agent: int, to_client: int, capacity: int, ordered: bool) -> Turn:
-    """The ``Turn`` of a transport holding ``to_agent`` and ``to_client`` messages: the one
-    statement of the composition of the two peers and the transport, which ``World.enabled``
-    and the exhaustive search's expansion (``simulator.explore``) both follow."""
-    return Turn(
+    """Who may move next with ``to_agent`` and ``to_client`` messages in flight, in the order a
+    world offers the moves: the Client may send while the client -> agent direction has room,
+    the Agent while the agent -> client one has; the oldest message to the Agent may be delivered
+    (that direction is always FIFO); of the messages to the Client, the oldest when ``ordered``,
+    else any. The one statement of the composition of the two peers and the transport, which
+    ``World.enabled`` and the exhaustive search's expansion (``simulator.explore``) both follow."""
+    return (
         to_agent < capacity,
         to_client < capacity,
         to_agent > 0,
