@@ -21,6 +21,11 @@ from simulator.peers.stdio_agent import StdioAgent
 
 Msg = dict[str, Any]
 Line = tuple[str, Any]
+TURN_TIMEOUT = 30.0
+"""The ``--timeout`` of a drive run against ``InProcessPeer``: its turns say when the Agent has
+answered or has no move left, so no run waits for it; it is long so that a stalled test process
+(a loaded machine) never turns a turn into ``drive.no-answer``, which a deadline of milliseconds
+did."""
 """(sender, message or batch) as one transcript line holds it."""
 
 

@@ -200,10 +200,10 @@ def test_the_agent_under_a_variant_breaks_a_dropped_rule(tmp_path: Path) -> None
     """``--variant`` dropping TRANS-04: the Agent may confirm a cancellation with end_turn (the
     rule's seeded bug). Its transcript breaks TRANS-04 for ``check``, not for ``check --variant``."""
     from simulator.harness.drive import Settings, run_once
-    from tests.scripted_client import InProcessPeer
+    from tests.scripted_client import TURN_TIMEOUT, InProcessPeer
 
     variant = str(ROOT / "variants" / "cancel-any-stop-reason.toml")
-    settings = Settings(steps=40, timeout=0.05, silence=0.0)
+    settings = Settings(steps=40, timeout=TURN_TIMEOUT, silence=0.0)
     for seed in range(60):
         result = run_once(InProcessPeer(_agent(["--variant", variant])), settings, seed=seed)
         if "TRANS-04" in result.rules:

@@ -33,11 +33,11 @@ from simulator.peers.agent import AGENT_FAULTS
 from simulator.peers.driver_client import DriverClient, load_script, script_json
 from simulator.peers.stdio_agent import StdioAgent
 from tests.check_support import run_cli
-from tests.scripted_client import InProcessPeer
+from tests.scripted_client import TURN_TIMEOUT, InProcessPeer
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cli"]
-FAST = Settings(steps=40, timeout=0.05, silence=0.0)
+FAST = Settings(steps=40, timeout=TURN_TIMEOUT, silence=0.0)
 AGENT_MUTANTS = [m for m in MUTANTS if m.side == "agent" and not m.off_wire]
 """The agent-side seeded bugs that show on the wire (``Mutant.off_wire`` says why one does not)."""
 
@@ -49,7 +49,7 @@ def _peer(seed: int, faults: frozenset[str] = frozenset()) -> InProcessPeer:
 def _first_failing(
     faults: frozenset[str], rule: str, fail_on: str, seeds: int = 400, elicitation: bool = False
 ) -> tuple[int, list[list[object]]]:
-    settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on=fail_on, elicitation=elicitation)
+    settings = Settings(steps=40, timeout=TURN_TIMEOUT, silence=0.0, fail_on=fail_on, elicitation=elicitation)
     for seed in range(seeds):
         result = run_once(_peer(seed, faults), settings, seed=seed)
         if rule in result.rules:
@@ -107,7 +107,7 @@ def test_seeded_bugs_are_found_and_shrunk_in_process(mutant: object) -> None:
     # a bug may first show late (no-resume-running showed first at seed 525 when a message while
     # requires_action was no proof of progress); the search stops at the first failing seed
     seed, choices = _first_failing(faults, mutant.intended_rule, level, seeds=1000)
-    settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on=level)
+    settings = Settings(steps=40, timeout=TURN_TIMEOUT, silence=0.0, fail_on=level)
     shrunk = shrink_run(lambda: _peer(seed, faults), settings, mutant.intended_rule, choices, budget=200)
     assert shrunk.reproduced == shrunk.replays == 3
     assert len(shrunk.choices) <= len(choices)
@@ -420,7 +420,7 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
     above)."""
     agent = [*CLI, "agent", "--fault", "no-running-on-start", "--pace", "10,20"]
     out = tmp_path / "out"
-    settings = Settings(steps=12, timeout=0.05, silence=0.0)
+    settings = Settings(steps=12, timeout=TURN_TIMEOUT, silence=0.0)
     faults = frozenset({"no-running-on-start"})
     seed = next(  # the first driver seed that fails in process (``_process_plan``)
         s
@@ -502,14 +502,14 @@ def test_the_served_agent_moves_in_the_drivers_turns() -> None:
     with a timeout far above a turn's time and no silence to wait for."""
     faults = frozenset({"cancel-as-end-turn"})
     seed, _ = _first_failing(faults, "TRANS-04", "must")
-    settings = Settings(steps=40, timeout=20.0, silence=0.0)
+    settings = Settings(steps=40, timeout=60.0, silence=0.0)
     here = run_once(_peer(0, faults), settings, seed=seed)
     started = time.monotonic()
     there = run_once(ProcessPeer([*CLI, "agent", "--fault", "cancel-as-end-turn"]), settings, seed=seed)
     assert there.lockstep and here.lockstep
     assert there.lines == here.lines and there.choices == here.choices
     assert "TRANS-04" in there.rules and there.stop == here.stop == "finding"
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < settings.timeout  # no turn waited for the timeout
 
 
 LOCKSTEP_AGENT = """\
@@ -552,7 +552,7 @@ def test_an_agent_that_says_it_has_no_move_left_is_judged_at_once(tmp_path: Path
     settings = Settings(steps=3, timeout=30.0, silence=30.0)
     started = time.monotonic()
     result = run_once(ProcessPeer([sys.executable, str(path)]), settings, script=[["prompt"], ["wait"]])
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < settings.timeout  # not after a timeout's silence
     assert result.lockstep and result.stop == "timeout" and result.choices == [["prompt"], ["wait"]]
     (owed,) = [f for f in result.findings if f.rule == "REJ-01"]  # the prompt: never answered
     assert owed.explanation.endswith("(still open: the agent had no move left)")
@@ -638,7 +638,9 @@ def _process_plan(mutant: Mutant, level: str, seeds: int = 400) -> list[tuple[in
     process. ``InProcessPeer`` answers as the process does, so a seed that fails here fails
     there too unless the machine's load changes the timing (then the next one is tried)."""
     faults = mutant.switched_on & frozenset(AGENT_FAULTS)
-    settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on=level, elicitation=_elicits(mutant))
+    settings = Settings(
+        steps=40, timeout=TURN_TIMEOUT, silence=0.0, fail_on=level, elicitation=_elicits(mutant)
+    )
     plan: list[tuple[int, int]] = []
     for seed in range(seeds):
         result = run_once(InProcessPeer(StdioAgent(0, faults)), settings, seed=seed)
@@ -735,7 +737,7 @@ def test_a_bug_off_the_wire_is_not_found_by_driving(mutant: Mutant) -> None:
     run in process finds its rule, and the agent notes the refused move."""
     assert mutant.side == "agent" and "not decidable" in mutant.off_wire
     faults = mutant.switched_on & frozenset(AGENT_FAULTS)
-    settings = Settings(steps=40, timeout=0.05, silence=0.0)
+    settings = Settings(steps=40, timeout=TURN_TIMEOUT, silence=0.0)
     refused = 0
     for seed in range(60):  # the driver gets the agent to try it in a few runs of these
         agent = StdioAgent(0, faults)
@@ -775,9 +777,11 @@ def test_the_live_check_judges_under_the_chosen_readings() -> None:
     replays clean when the cancellation takes effect only when the Agent acts on it."""
     faults = frozenset({"cancel-as-end-turn"})
     seed, choices = _first_failing(faults, "TRANS-04", "must")
-    plain = Settings(steps=40, timeout=0.05, silence=0.0)
+    plain = Settings(steps=40, timeout=TURN_TIMEOUT, silence=0.0)
     assert "TRANS-04" in run_once(_peer(seed, faults), plain, script=choices).rules
-    acted = Settings(steps=40, timeout=0.05, silence=0.0, readings={"cancel-takes-effect": "when-acted"})
+    acted = Settings(
+        steps=40, timeout=TURN_TIMEOUT, silence=0.0, readings={"cancel-takes-effect": "when-acted"}
+    )
     assert "TRANS-04" not in run_once(_peer(seed, faults), acted, script=choices).rules
 
 
@@ -901,7 +905,7 @@ def test_shrinking_says_how_far_it_got() -> None:
     faults = frozenset({"notice-empty-title"})
     seed, choices = _first_failing(faults, "NOTICE-02", "should")
     said: list[str] = []
-    settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on="should")
+    settings = Settings(steps=40, timeout=TURN_TIMEOUT, silence=0.0, fail_on="should")
     shrunk = shrink_run(
         lambda: _peer(seed, faults), settings, "NOTICE-02", choices, budget=20, progress=said.append
     )

@@ -76,7 +76,7 @@ def test_a_failure_that_comes_and_goes_gets_more_runs_per_candidate() -> None:
     from simulator.harness.drive_shrink import shrink_run
     from simulator.harness.settings import Settings
     from simulator.peers.stdio_agent import StdioAgent
-    from tests.scripted_client import InProcessPeer
+    from tests.scripted_client import TURN_TIMEOUT, InProcessPeer
 
     made = [0]
 
@@ -85,7 +85,7 @@ def test_a_failure_that_comes_and_goes_gets_more_runs_per_candidate() -> None:
         faults = frozenset({"notice-empty-title"}) if made[0] % 2 else frozenset()
         return InProcessPeer(StdioAgent(0, faults))
 
-    settings = Settings(steps=20, timeout=0.05, silence=0.0)
+    settings = Settings(steps=20, timeout=TURN_TIMEOUT, silence=0.0)
     choices: list[list[object]] = [["prompt"]] + [["wait"]] * 19
     shrunk = shrink_run(peer, settings, "NOTICE-02", choices, budget=10)
     assert (shrunk.checks, shrunk.checked, shrunk.per_candidate) == (2, 1, 2)
@@ -100,7 +100,7 @@ def test_a_reduction_kept_on_a_chance_failure_is_undone() -> None:
     from simulator.harness.drive_shrink import shrink_run
     from simulator.harness.settings import Settings
     from simulator.peers.stdio_agent import StdioAgent
-    from tests.scripted_client import InProcessPeer
+    from tests.scripted_client import TURN_TIMEOUT, InProcessPeer
 
     runs = [0]
 
@@ -124,7 +124,7 @@ def test_a_reduction_kept_on_a_chance_failure_is_undone() -> None:
         runs[0] += 1
         return Garbling(fluke=runs[0] == 4)
 
-    settings = Settings(steps=20, timeout=0.05, silence=0.0)
+    settings = Settings(steps=20, timeout=TURN_TIMEOUT, silence=0.0)
     choices: list[list[object]] = [["prompt"], *[["wait"]] * 8, ["prompt"], *[["wait"]] * 10]
     shrunk = shrink_run(peer, settings, "input.not-jsonrpc", choices, budget=30)
     assert shrunk.undone >= 1 and shrunk.nondeterministic

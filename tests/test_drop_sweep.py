@@ -75,10 +75,10 @@ def _agent(rule: str) -> None:
     from cli.main import build_parser
     from simulator.harness.drive import run_once
     from simulator.harness.settings import Settings
-    from tests.scripted_client import InProcessPeer
+    from tests.scripted_client import TURN_TIMEOUT, InProcessPeer
 
     agent, _said = cmd_agent.build(build_parser().parse_args(["agent", "--drop", rule]))
-    result = run_once(InProcessPeer(agent), Settings(steps=20, timeout=0.05), seed=1)
+    result = run_once(InProcessPeer(agent), Settings(steps=20, timeout=TURN_TIMEOUT), seed=1)
     assert result.messages > 0 and result.stop != "agent exited"  # the driver judges by the spec as written
 
 
