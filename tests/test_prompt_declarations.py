@@ -56,6 +56,25 @@ def test_a_success_without_a_message_id_is_one_finding_unless_a_second_message_i
     assert ("ACC-11", 6) not in _rules(replayed)  # the message it failed to name was live
 
 
+def test_a_success_without_a_message_id_may_own_a_message_reported_after_it() -> None:
+    """review51 A8: prompt 1's message may be reported after its success response; answered
+    without a messageId, it may own ``u1``, so prompt 2, covered by the cancel, may have been
+    withdrawn with -32800 uninserted: ACC-04 alone, not ACC-03 on top. The controls: when ``u0``,
+    reported before prompt 2 was received, is prompt 1's (named, or the only message it can have
+    failed to name), ``u1`` is certainly prompt 2's, whose -32800 after insertion breaks ACC-03."""
+    tail = [prompt(2), user("u1"), cancel(), fail(2, -32800), state("idle", stop="cancelled")]
+    late = [prompt(1), state("running"), ok(1), *tail]
+    assert _rules(late) == [(bw.MESSAGE_ID_RETURNED.rule, 3)]
+    assert _rules([prompt(1), state("running"), user("u0"), answer(1, "u0"), *tail]) == [("ACC-03", 8)]
+    nameless = _rules([prompt(1), state("running"), user("u0"), ok(1), *tail])
+    assert nameless == [(bw.MESSAGE_ID_RETURNED.rule, 4), ("ACC-03", 8)]
+    # the review's shape: prompt 2 answered without one before any user message, prompt 1 after
+    # both; either may own u3, so prompt 3 may have been withdrawn uninserted
+    two = [prompt(1), state("running"), prompt(2), ok(2), user("u1"), prompt(3), user("u3"), ok(1)]
+    found = _rules([*two, cancel(), fail(3, -32800), state("idle", stop="cancelled")])
+    assert found == [(bw.MESSAGE_ID_RETURNED.rule, 4), (bw.MESSAGE_ID_RETURNED.rule, 8)]
+
+
 def test_a_user_message_reported_before_its_prompt_was_received_breaks_reported_after_insertion() -> None:
     assert bw.SPEC.user_message_reportable(True) and not bw.SPEC.user_message_reportable(False)
     ahead = [prompt(1), state("running"), user("u2"), prompt(2), user("u1"), answer(1, "u1"), answer(2, "u2")]

@@ -155,6 +155,15 @@ unclaimed message that no waiting prompt can claim any more (none received befor
 named for it, at that answer's line. A growth still deferred at the end (its prompts never
 answered) is reported at the line where it happened, naming the messages it is among.
 
+*Unnamed messages.* A success without a string messageId (ACC-04) says its prompt was inserted,
+but not which user message reports it: any reported after its receipt, before or after the
+response (the report may follow it). So the prompt stays a claimer of one message for good
+(``nameless``), counted like a waiting prompt received at its receipt line: one fault, one
+finding, and the messages it may own make no other prompt's insertion certain (an error answer
+to a prompt covered by a cancel is then no ACC-03 from the counting alone). Where a message is
+named as unclaimed, each such prompt in receipt order is taken to own the oldest message
+reported after its receipt that no other has taken (``_unnamed``): that one is not named.
+
 *Reported before the idle* (``model.between`` USER_MESSAGE_REPORTED, the reading
 ``user-message-deadline``, default ``resulting-work``). The first prompt received while the
 session reported idle, or the oldest one waiting at an idle (outside resume windows, with the
@@ -311,6 +320,10 @@ class _Session(Record):
     # (see "Naming the unclaimed message"); ``named``: the messages already named
     deferred: list[tuple[int, Any]] = field(default_factory=list)
     named: set[str] = field(default_factory=set)
+    # receipt lines of the prompts answered with success without a string messageId (ACC-04):
+    # each may own one unclaimed user message reported after its receipt, which one the wire
+    # does not say (see "Unnamed messages"), so it stays among the claimers ``settle`` counts
+    nameless: list[int] = field(default_factory=list)
     # every messageId a success returned in the session -> the request id it answered;
     # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
     claimed: dict[str, Any] = field(default_factory=dict)
@@ -388,6 +401,7 @@ class _Session(Record):
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
             + [(line, 2, mid) for mid, line in self.optional.items()]
             + [(line, 3, mid) for mid, line in self.replayed.items()]
+            + [(line, 4, "") for line in self.nameless]
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
@@ -444,14 +458,16 @@ class _Session(Record):
         claim (see the module docstring); whether it grew (a breach of the caller's rule)."""
         # the docstring's max_k: at the k-th oldest unclaimed message, surplus is k minus the
         # waiting prompts received before it (both walked in line order)
+        # (the prompts answered without a messageId count as waiting ones: see "Unnamed messages")
         worst = surplus = 0
         if self.unclaimed:
-            waiting = iter(self.pending.values())
-            prompt = next(waiting, None)
+            lines = (p.line for p in self.pending.values())
+            waiting = iter(sorted((*lines, *self.nameless)) if self.nameless else lines)
+            received = next(waiting, None)
             for first_seen in self.unclaimed.values():
-                while prompt is not None and prompt.line < first_seen:
+                while received is not None and received < first_seen:
                     surplus -= 1
-                    prompt = next(waiting, None)
+                    received = next(waiting, None)
                 surplus += 1
                 if surplus > worst:
                     worst = surplus
@@ -701,10 +717,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.optional = {m: f for m, f in ps.optional.items() if first_wait is not None and f > first_wait}
         if not ps.deferred:
             return
+        unnamed = _unnamed(ps)
         for mid, first in ps.unclaimed.items():
             if first_wait is not None and first > first_wait:
                 break  # (in line order) a waiting prompt may still claim this one and the later ones
-            if mid in ps.named:
+            if mid in ps.named or mid in unnamed:
                 continue
             ps.named.add(mid)
             ps.deferred.pop(0)
@@ -840,13 +857,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})",
                 msg,
             )
-            # one fault, one finding: the success says the prompt was inserted, so the first user
-            # message reported since its receipt is taken as the one it failed to name (claimed
-            # by it, a live ID a replay may repeat), not counted against the others (ACC-06)
-            after = next((m for m, first in ps.unclaimed.items() if first > rec.line), None)
-            if after is not None:
-                del ps.unclaimed[after]
-                ps.claimed[after] = rid
+            # one fault, one finding: the success says the prompt was inserted, so one user
+            # message reported after its receipt, already or later, is the one it failed to
+            # name: it stays a claimer (see "Unnamed messages")
+            ps.nameless.append(rec.line)
         else:
             other = self.between.earlier_submission(mid, ps.claimed)
             own = other is None and mid in ps.claimed  # taken as the Agent's own insertion
@@ -1258,6 +1272,19 @@ _UNSTOPPED = (prm.RECEIVED, prm.HELD)
 _PLACED = {**dict.fromkeys(ACTIVE, "active"), "idle": "idle"}
 """Reported foreground states that place a user message in or out of work (``own_user_message``)."""
 _INSERTED = frozenset((prm.INSERTED,))
+
+
+def _unnamed(ps: _Session) -> set[str]:
+    """The unclaimed user messages taken as those the prompts answered without a messageId
+    failed to name, where a message is named as unclaimed (see "Unnamed messages"): for each
+    such prompt in receipt order, the oldest one reported after its receipt not yet taken."""
+    taken: set[str] = set()
+    for received in sorted(ps.nameless):
+        for mid, first in ps.unclaimed.items():
+            if first > received and mid not in taken and mid not in ps.named:
+                taken.add(mid)
+                break
+    return taken
 
 
 def _waiting(states: frozenset[str]) -> str | None:
