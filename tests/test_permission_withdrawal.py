@@ -137,3 +137,21 @@ def test_the_simulated_agent_withdraws_before_its_confirming_idle() -> None:
     by_idle = [x for x in order("by-idle") if x]
     assert by_idle[-2:] == ["withdraw", "idle"]
     assert "withdraw" not in order("eventually")
+
+
+def test_the_seeded_bug_breaks_it_at_the_idle_and_the_checker_sees_it_there() -> None:
+    """permission-not-withdrawn: the Agent's move that ends the cancelled work marks CANCEL-07
+    (a hidden step no later than its idle on the wire), and the checker's finding is at that
+    idle."""
+    scenario = next(s for s in SCENARIOS if s.name == "cancellation_with_held_prompt")
+    run = scripted(scenario.script, scenario.cfg, frozenset({"permission-not-withdrawn"}))
+    transcript = run.world.transcript
+    idles = [
+        n
+        for n, (_, m) in enumerate(transcript, 1)
+        if m.get("params", {}).get("update", {}).get("stopReason") == "cancelled"
+    ]
+    assert [h.rule for h in run.world.hidden] == ["CANCEL-07"]
+    assert run.world.hidden[0].position < idles[0]
+    assert not any(m.get("method") == "$/cancel_request" for s, m in transcript if s == "agent")
+    assert found(transcript) == [("CANCEL-07", idles[0], "warning")]

@@ -741,9 +741,13 @@ class ForegroundWork(BackgroundWork):
                 # before the idle confirming a cancellation (CANCELLED_PERMISSIONS_WITHDRAWN,
                 # by-idle), else it is a later choice (``perm_withdraw``), and the Client may
                 # answer first
-                self.perms[rid] = self.specs["permission"].fire(st, "abandon")
-                if by_idle and "withdraw" in self._can("permission", self.perms[rid]):
+                self.perms[rid] = after = self.specs["permission"].fire(st, "abandon")
+                if not by_idle:
+                    continue
+                if "withdraw" in self._can("permission", after):
                     out += self._do_perm_withdraw(rid)
+                elif "withdraw" in self.specs["permission"].allowed(after, "agent"):
+                    self._breach(bw.CANCELLED_PERMISSIONS_WITHDRAWN.rule)  # a seeded bug withholds it
         if self.between.ends_with_work(listed=True, cancelled=confirms):  # a cancel covering listed work
             for key in [k for k in self.listed if self.items.get(k) == bgm.LISTED]:
                 if self.items.get(key) == bgm.LISTED:  # (an embedding tool call ends with its terminal)
