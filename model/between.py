@@ -122,6 +122,19 @@ CANCELLED_PERMISSIONS: Final = Between(
     "approval never runs the tool",
     ("foreground", "permission", "tool_call"),
 )  # fmt: skip
+CANCELLED_PERMISSIONS_WITHDRAWN: Final = Between(
+    "cancelled_permissions_withdrawn", permission.SPEC.eventually[permission.NOT_APPROVED], "Cancellation",
+    "the idle confirming a cancellation ends the covered work while a permission request of that "
+    "work is still unanswered (the permission table's abandon moves it to not_approved)",
+    "the Agent withdraws it with $/cancel_request so the Client can dismiss the prompt (the "
+    "table's withdraw; the obligation its not_approved state owes names the rule: stated there "
+    "once), unless the Client answers it first; by that idle under the reading "
+    "permission-withdrawal-deadline's default by-idle (withdrawal_by_idle), at any time under "
+    "eventually. A request about a tool call still unfinished that no concrete background list "
+    "has ruled on since its first report may be background work announced before its first "
+    "list: owed only at the end, as under eventually",
+    ("foreground", "permission", "tool_call"),
+)  # fmt: skip
 CONTENT_ADVERTISED: Final = Between(
     "content_advertised", "USER-04", "1. User message",
     "a session/prompt carries content outside the baseline types that the Agent did not advertise",
@@ -675,6 +688,25 @@ class Rules:
     """``cancelled_permissions`` under the reading ``approval-racing-cancel``: whether an approval
     that arrives after the session/cancel of its work, before the idle confirming it, may be
     used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
+
+    withdrawal_by_idle = _reading_is("by-idle")
+    """``cancelled_permissions_withdrawn`` under the reading ``permission-withdrawal-deadline``:
+    whether a permission request of cancelled work still unanswered at the idle confirming the
+    cancellation is owed its ``$/cancel_request`` before that idle (``by-idle``), or only some
+    time before the end (``eventually``)."""
+
+    @staticmethod
+    def withdrawal_due_at_idle(about_tool: bool, finished: bool, ruled: bool) -> bool:
+        """``cancelled_permissions_withdrawn`` under ``by-idle``: whether a request of the cancelled
+        work still unanswered at the idle confirming the cancellation is certainly that work's, so
+        its withdrawal was due by that idle: one about no tool call, or about a tool call that
+        has its final status (no later list can name it as work running on), or that a concrete
+        background list reported since its first report (the idle's own included) left out
+        (``ruled``). Otherwise the tool call may be background work announced before its first
+        list ("It sends that tool call like any other, before the first list that names it",
+        Background work), which a later list would exempt ("Permission requests for work in the
+        latest background list are not affected", Cancellation): owed only at the end."""
+        return not about_tool or finished or ruled
 
     @staticmethod
     def owes_final(status: str, final: Iterable[str], covered: bool) -> bool:

@@ -8,8 +8,10 @@ approved, so the Agent treats it as declined). The Agent may withdraw it with
 ``$/cancel_request`` (the Client still answers, usually with the cancelled outcome). When the
 Agent stops the foreground work the request belongs to, it stops waiting and treats the request
 as not approved; a late answer is then ignored rather than used to resume that work. A request
-is resolved once answered. A request not approved is owed a withdrawal (or the Client's answer)
-in the end, so the Client can dismiss it (``eventually``).
+is resolved once answered. A request not approved is owed a withdrawal (or the Client's answer),
+so the Client can dismiss it (``eventually``); when it falls due, at the idle confirming the
+cancellation or only at the end, is ``model.between`` cancelled_permissions_withdrawn's (the
+reading permission-withdrawal-deadline).
 
 Rows come from: 5. Tool invocation and status reporting; Waiting for user action; Cancellation.
 

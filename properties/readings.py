@@ -134,6 +134,7 @@ REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
 UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
+PERMISSION_WITHDRAWAL_DEADLINE: Final = "permission-withdrawal-deadline"
 FUTURE_STOP: Final = "future-stop-reason"
 CUSTOM_STATE_ADVERTISEMENT: Final = "custom-state-advertisement"
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
@@ -660,6 +661,46 @@ READINGS: Final[tuple[Reading, ...]] = (
         peers="""may-be-used: an allow answer that reaches the Agent after the cancel, while it
               still carries the cancellation out, runs the tool; not-approved: it is taken as a
               refusal""",
+    ),
+    _reading(
+        PERMISSION_WITHDRAWAL_DEADLINE,
+        "By when does the Agent withdraw the pending permission requests of cancelled work with "
+        "$/cancel_request: by the idle that confirms the cancellation, or at any time after?",
+        ("Cancellation",),
+        (190, 190, 190),
+        (
+            "It SHOULD cancel each of them with $/cancel_request so the Client can dismiss the prompt",
+            "After all ongoing operations have been successfully aborted and pending updates have been sent",
+            "Cancellation can finish without receiving answers to abandoned user-action requests",
+        ),
+        {
+            "by-idle": """A permission request of the cancelled work still unanswered at the idle that
+                confirms the cancellation (not about work in the latest background list) is owed its
+                $/cancel_request before that idle: one neither withdrawn nor answered by the Client
+                before it breaks CANCEL-07, a finding at the idle. A request about a tool call still
+                unfinished that no concrete background list has ruled on since its first report may
+                be background work announced before its first list: it is judged as under
+                eventually.""",
+            "eventually": """The withdrawal may come at any time after that idle: only a request
+                never withdrawn and never answered breaks CANCEL-07, at the end of a complete
+                transcript (or at quiescence).""",
+        },
+        "by-idle",
+        """The sentence that asks for the withdrawal binds the moment of the MUST before it: "When
+              the Agent stops the cancelled foreground work, it MUST stop waiting for that work's
+              pending session/request_permission requests ... It SHOULD cancel each of them with
+              $/cancel_request so the Client can dismiss the prompt" (Cancellation). The Agent has
+              stopped that work by its idle, sent "After all ongoing operations have been
+              successfully aborted and pending updates have been sent", and it need not wait for
+              anything first: "Cancellation can finish without receiving answers to abandoned
+              user-action requests". A withdrawal after the idle leaves the Client showing a
+              prompt for work it has been told is over, which is what the withdrawal is for. Not
+              eventually: the text names no later moment, and "each of them" are the requests it
+              stopped waiting for when it stopped the work.""",
+        ("CANCEL-07",),
+        peers="""by-idle: the simulated Agent withdraws each pending permission request of the
+              cancelled work as it stops that work, before its confirming idle; eventually: it may
+              withdraw it at any later move (the Client may answer it first)""",
     ),
     _reading(
         FUTURE_STOP,

@@ -137,6 +137,9 @@ calls that ask (a second chance at the race)."""
 _ELICIT_THEN_CANCEL = walks("elicitation", "cancel", cancels=2, outputs=0)
 """A second cancel (the first is often spent before any elicitation is pending), and no output to
 choose instead of eliciting."""
+_PERMISSION_AT_CANCEL = walks("permission", "cancel", cancels=3, outputs=0, permissions=2)
+"""A permission request pending when a cancel comes: no output to choose instead of asking, a
+second and third cancel (the first is often spent before any request is pending)."""
 _PENDING_AT_CANCEL = walks("elicitation", "cancel", cancels=3, outputs=0, elicitations=2)
 """As ``_ELICIT_THEN_CANCEL``, with a third cancel and a second elicitation: an elicitation still
 unanswered when a cancel arrives (the Client often answers the first one before)."""
@@ -442,6 +445,11 @@ _AGENT: tuple[Seeded, ...] = (
         "its cancelled status while the request is still open, and runs it (reopened) when that "
         "permission is approved late, withdrawn or not",
         _RACE,
+    ),
+    Seeded(
+        Withhold("permission-not-withdrawn", "permission", frozenset({"withdraw"}), "CANCEL-07"),
+        "never withdraws the permission requests of cancelled work with $/cancel_request",
+        _PERMISSION_AT_CANCEL,
     ),
     Seeded(
         Unchecked("requires-action-unasked", "TRANS-05"),

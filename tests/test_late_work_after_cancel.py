@@ -67,10 +67,12 @@ def _case(name: str) -> list[Line]:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("case20", [("BG-05", 16), ("CANCEL-06", 16)]),  # cancelled before the idle, then reopened
+        # cancelled before the idle, then reopened (p1 open at the idle: CANCEL-07 there, by-idle)
+        ("case20", [("BG-05", 16), ("CANCEL-06", 16), ("CANCEL-07", 14)]),
         ("case207", [("BG-05", 17), ("CANCEL-06", 17)]),  # ... and withdrawn before the idle
         ("case139", [("CANCEL-06", 16), ("CANCEL-17", 14)]),  # withdrawn, left pending, run late
-        ("case93", [("CANCEL-06", 15), ("CANCEL-17", 13)]),  # left pending (the shape judged before)
+        # left pending (the shape judged before; p1 open at the idle: CANCEL-07 there, by-idle)
+        ("case93", [("CANCEL-06", 15), ("CANCEL-07", 13), ("CANCEL-17", 13)]),
     ],
 )
 def test_a_late_allow_used_to_run_cancelled_work_is_cancel_06(
@@ -93,7 +95,10 @@ def test_a_withdrawal_after_the_cancelled_idle_does_not_make_a_late_allow_an_app
         permission_answer("p1", "allow"),
         *_RUN,
     ]
-    assert _found(lines) == [("BG-05", 13), ("CANCEL-06", 13)]
+    # (withdrawn only after the idle: CANCEL-07 at the idle under permission-withdrawal-deadline=by-idle)
+    assert _found(lines) == [("BG-05", 13), ("CANCEL-06", 13), ("CANCEL-07", 10)]
+    eventually = {"permission-withdrawal-deadline": "eventually"}
+    assert _found(lines, eventually) == [("BG-05", 13), ("CANCEL-06", 13)]
 
 
 def test_a_late_deny_or_a_late_allow_not_used_is_no_breach() -> None:

@@ -855,6 +855,7 @@ CONFORMING: list[Case] = [
             state("requires_action"),
             cancel(),
             tool("t1", "cancelled"),
+            cancel_request("p1", by="agent"),  # (withdrawn by the idle: CANCEL-07, by-idle)
             state("idle", stop="cancelled"),
             permission_answer("p1", "allow"),
         ],

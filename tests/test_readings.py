@@ -156,6 +156,25 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "not-approved",
         [("CANCEL-06", 11)],
     ),
+    # a permission request of the cancelled work withdrawn only after the confirming idle
+    "permission-withdrawal-deadline": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "pending"),
+            ask("p1", "t1"),
+            state("requires_action"),
+            cancel(),
+            tool("t1", "cancelled"),
+            state("idle", stop="cancelled"),
+            cancel_request("p1", by="agent"),
+        ],
+        [("CANCEL-07", 10)],
+        "eventually",
+        [],
+    ),
     # a Client whose _meta carries an unrelated key; the work runs under a custom state only
     "custom-state-advertisement": (
         [

@@ -55,6 +55,7 @@ ASKED = [
 ]  # fmt: skip
 """A permission request of running work, the Client's cancel, then its approval, both received
 by the Agent before it ended the work (the approval raced the cancel)."""
+CANCELLED = ("agent", "end", "cancelled")
 
 CASES = {
     "future-stop-reason": Case(
@@ -77,6 +78,14 @@ CASES = {
         ("agent", "tool_run", "tc_1"),
         ("may-be-used", "not-approved"),
         frozenset({"permission", "cancel"}),
+    ),
+    "permission-withdrawal-deadline": Case(
+        [*START, ("agent", "tool_ask", None), D, ("client", "cancel", None), D, CANCELLED],
+        ("agent", "perm_withdraw", "perm_1"),
+        ("eventually",),
+        frozenset({"permission", "cancel"}),
+        then=(("agent", "answer", 1),),
+        breaks="CANCEL-07",  # by-idle: withdrawn only after the confirming idle
     ),
     "rejected-after-cancel-request": Case(
         [*START, P, D, ("client", "cancel_request", 2), D],

@@ -79,12 +79,21 @@ What is certain in proxy order, and why
 - Not owed before the idle: the -32800 answers of the prompts the cancel covers (a prompt's
   response has no fixed order relative to the updates, "2. Prompt accepted"); the prompt table
   owes them eventually (judged at the end, a breach of a complete transcript).
-- The permission table's obligation on ``not_approved`` (judged at the end): permission requests
-  still open when the idle confirming a cancellation was sent (and not about a tool call listed
-  then or later), of the session or of a child session whose foreground work is part of the
-  cancelled work (``Rules.stop_reaches``: announced with subagent_update, not listed as
-  background work by its parent), are abandoned (the table's ``abandon``) and should then be withdrawn with
-  ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
+- The permission table's obligation on ``not_approved`` (``model.between``
+  CANCELLED_PERMISSIONS_WITHDRAWN): permission requests still open when the idle confirming a
+  cancellation was sent (and not about a tool call listed then), of the session or of a child
+  session whose foreground work is part of the cancelled work (``Rules.stop_reaches``: announced
+  with subagent_update, not listed as background work by its parent), are abandoned (the
+  table's ``abandon``) and should be withdrawn with ``$/cancel_request``; an answer from the
+  Client resolves them too (CANCEL-08). Under the reading ``permission-withdrawal-deadline``'s
+  default ``by-idle`` the withdrawal was due before that idle: a request still open there is a
+  finding at the idle, whatever comes after (in proxy order the Agent sent its idle before the
+  Client's answer reached it, and had not withdrawn the request), unless it is about a tool
+  call still unfinished that no concrete list has ruled on since its first report (it may be
+  background work announced before its first list: ``Rules.withdrawal_due_at_idle``); such a
+  request, and every one under ``eventually``, is judged at the end: a breach when it was
+  neither withdrawn nor answered, not when a later list names its tool call. A withdrawal while
+  the cancel is pending exercises the rule.
 
 Tolerated: a permission request before running a tool (TOOL-01), progress updates while a tool
 runs (TOOL-05).
@@ -159,6 +168,7 @@ from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
     PATCH_AFTER_IDLE,
+    PERMISSION_WITHDRAWAL_DEADLINE,
     TOOL_UPDATES_AFTER_IDLE,
     UNLISTED_TOOL_AT_CANCELLED_IDLE,
     UNLISTED_TOOL_AT_FAILED_IDLE,
@@ -179,6 +189,7 @@ _VOID_GRANTS = (_LATE_GRANT, _RACED_GRANT, _WITHDRAWN_GRANT)
 APPROVED = bw.APPROVED_RUNS.rule
 _FAILED = bw.FAILED_TOOLS_FINAL.rule
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
+_WITHDRAWN = bw.CANCELLED_PERMISSIONS_WITHDRAWN.rule
 """A request of cancelled work is not approved (``model.between`` cancelled_permissions, whose rule
 is the one the permission table's ``abandon`` cell names)."""
 _ASKED = permission.SPEC.initial
@@ -565,6 +576,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self.suspects[(sid, tid)] = (line, owed, carries)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
+            by_idle = self.between.withdrawal_by_idle(self.reading(PERMISSION_WITHDRAWAL_DEADLINE))
             # the work's descendants' requests are the cancelled work's (review50 N7b)
             delegated = self.facts.reached(sid, False) if self.facts.parents else ()
             for rid, asked in self.facts.asking.items():
@@ -583,7 +595,20 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
                     if owes is not None:
                         self._ex[owes] += 1
-                        if owes not in spec.relaxed:
+                        if owes in spec.relaxed:
+                            continue
+                        own_list = asked.session == sid and keys is not None
+                        if by_idle and self._withdrawal_due(asked.session, about, own_list):
+                            self.breach(
+                                owes, line, asked.session,
+                                f"idle confirming the cancellation received at line {fs.cancel_line} "
+                                f"while permission request {rid!r} of the cancelled work is still open: "
+                                "the Agent stops waiting for it and should withdraw it with "
+                                "$/cancel_request before this idle so the Client can dismiss it (it "
+                                "was neither withdrawn nor answered)",
+                                msg, (PERMISSION_WITHDRAWAL_DEADLINE,),
+                            )  # fmt: skip
+                        else:
                             self.owed[rid] = (asked.session, line, owes)
             for rid, (psid, about, grant) in list(self.void.items()):
                 if psid == sid and not grant:  # withdrawn while the cancel was pending
@@ -591,6 +616,18 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self.void[rid] = (sid, about, _WITHDRAWN_GRANT)
                     else:
                         del self.void[rid]
+
+    def _withdrawal_due(self, sid: str, about: str | None, idle_lists: bool) -> bool:
+        """``model.between`` cancelled_permissions_withdrawn: whether a request of session ``sid``
+        about tool call ``about`` (None: about none), still open at the idle confirming the
+        cancellation, certainly is the cancelled work's (``withdrawal_due_at_idle``): a concrete
+        list has ruled on its tool call when ``idle_lists`` (the idle's own, of the request's
+        session) or the call is not announced since the session's last one."""
+        ts = self.sessions.get(sid) if about is not None else None
+        rec = ts.tools.get(about) if ts is not None and about is not None else None
+        finished = rec is not None and rec[0] in TOOL_FINAL
+        ruled = ts is not None and (idle_lists or about not in ts.fresh)
+        return self.between.withdrawal_due_at_idle(about is not None, finished, ruled)
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
@@ -674,16 +711,22 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         self.owed.pop(rid, None)  # (still void: a later allow is no approval)
         perm = self.facts.asking.get(rid)  # (the facts drop it after this message)
-        if perm is not None and perm.permission and perm.tool is not None and rid not in self.void:
+        if perm is not None and perm.permission and rid not in self.void:
             fs = self.facts.sessions.get(perm.session)
             if (
                 fs is not None
                 and fs.cancel_line
                 and fs.state in ACTIVE
                 and not fs.resuming
-                and self.between.covered(_exempt(perm.tool, fs.terms, fs.listed or frozenset()))
+                and self.between.covered(
+                    perm.tool is not None and _exempt(perm.tool, fs.terms, fs.listed or frozenset())
+                )
             ):
-                self.void[rid] = (perm.session, perm.tool, 0)  # the Agent stops waiting on it
+                # the cancelled work's request withdrawn before its idle: the withdrawal that
+                # cancelled_permissions_withdrawn asks for, given
+                self._ex[_WITHDRAWN] += 1
+                if perm.tool is not None:
+                    self.void[rid] = (perm.session, perm.tool, 0)  # the Agent stops waiting on it
         rec = self.elicits.get(rid)
         if rec is not None:
             self._fire_elicitation(rid, rec, "withdraw", line, msg)

@@ -57,6 +57,8 @@ class Deviating(AgentState):
             return list(self.compactions.items())
         if machine == "elicitation":
             return [(rid, e[0]) for rid, e in self.elicits.items()]
+        if machine == "permission":
+            return list(self.perms.items())
         if machine == "tool_call":
             return [(tid, t[0]) for tid, t in self.tools.items()]
         if machine == "session":

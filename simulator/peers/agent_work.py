@@ -325,7 +325,9 @@ class ForegroundWork(BackgroundWork):
 
         On its permission requests, the permission table's withdraw; a pending request of
         foreground work is not withdrawn while its work goes on (cancelling the work abandons
-        it first)."""
+        it first; under permission-withdrawal-deadline=by-idle ``_settle_end`` withdraws it
+        then, before the confirming idle, so it is offered here only under eventually or for
+        work ended otherwise)."""
         if not self._applies(bw.CANCELLED_PERMISSIONS.rule) or not self._applies(
             bw.LATE_ANSWERS_IGNORED.rule
         ):
@@ -730,13 +732,22 @@ class ForegroundWork(BackgroundWork):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             out.append(self._tool_update(tid, trigger))
+        by_idle = confirms and self.between.withdrawal_by_idle(self.rd["permission-withdrawal-deadline"])
         for rid, st in self.perms.items():
             if st == pm.PENDING and self.between.ends_with_work(
                 bool(self.tools[self._tool_of(rid)][1]), confirms
             ):
-                # not approved now; the $/cancel_request that lets the Client dismiss it is a
-                # later choice (``perm_withdraw``), and the Client may answer first
-                self.perms[rid] = self.specs["permission"].fire(st, "abandon")
+                # not approved now; the $/cancel_request that lets the Client dismiss it goes
+                # before the idle confirming a cancellation (CANCELLED_PERMISSIONS_WITHDRAWN,
+                # by-idle), else it is a later choice (``perm_withdraw``), and the Client may
+                # answer first
+                self.perms[rid] = after = self.specs["permission"].fire(st, "abandon")
+                if not by_idle:
+                    continue
+                if "withdraw" in self._can("permission", after):
+                    out += self._do_perm_withdraw(rid)
+                elif "withdraw" in self.specs["permission"].allowed(after, "agent"):
+                    self._breach(bw.CANCELLED_PERMISSIONS_WITHDRAWN.rule)  # a seeded bug withholds it
         if self.between.ends_with_work(listed=True, cancelled=confirms):  # a cancel covering listed work
             for key in [k for k in self.listed if self.items.get(k) == bgm.LISTED]:
                 if self.items.get(key) == bgm.LISTED:  # (an embedding tool call ends with its terminal)

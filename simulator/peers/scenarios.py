@@ -110,10 +110,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "cancellation_with_held_prompt",
         "Cancellation",
-        "A second prompt is held; session/cancel withdraws it with -32800, idle reports cancelled, and the "
-        "permission request of the cancelled work is withdrawn.",
+        "A second prompt is held; session/cancel withdraws it with -32800, the permission request of the "
+        "cancelled work is withdrawn, and idle reports cancelled.",
         "TURN agent.tool_ask deliver client.prompt deliver agent.hold(2) client.cancel deliver "
-        "agent.withdraw(2) agent.end('cancelled') agent.perm_withdraw('perm_1') deliver "
+        "agent.withdraw(2) agent.end('cancelled') deliver "
         "client.dismiss('perm_1') deliver",
     ),
     Scenario(
