@@ -75,8 +75,12 @@ to a parent session, while the child's work was under way, counts for the child'
 ``model.between`` ``Rules.stop_reaches`` says that work is part of the parent's (a child its
 parent does not list is the parent's tool execution; review50 N7). A cancel or close
 received while a custom or unknown state was reported counts too (``Facts.stopping``: that
-state may have replaced running, so the work it cancelled may be the one that ends). The other
-stop reasons name the Agent's own reasons, which the wire does not show.
+state may have replaced running, so the work it cancelled may be the one that ends). So does one
+received while idle was reported and a prompt of the session still waited for its answer, for the
+work that starts next (the first active state after it), unless every such prompt was refused
+before then (``model.between`` ``Rules.stop_reaches_next_work``: the Agent may have inserted the
+prompt before it read the stop, and proxy order shows the stop before the work's running; review51
+F2). The other stop reasons name the Agent's own reasons, which the wire does not show.
 Any idle's string stop reason must be standard or start with ``_`` (``model.between``
 custom_stop_prefixed, STOP-03; an unknown one
 without ``_`` is a breach under the reading ``future-stop-reason=custom``, the default, and a
@@ -215,6 +219,10 @@ class _Session(Record):
     # ``cancelled`` stop reason: answered a permission request of the session, or stopped the
     # work of a session whose foreground work this one's is (a parent's: ``Rules.stop_reaches``)
     chosen: int = 0
+    # prompts of the session still waiting for their answer (request ids) when a session/cancel or
+    # session/close came while idle was reported: the work that starts next may be theirs
+    # (``Rules.stop_reaches_next_work``); until that work starts, less those then refused
+    reach: set[Any] = field(default_factory=set)
     prompted: bool = False  # a prompt was received or accepted since the last ending idle
     # what work the session's reports allow: 0 none (only idle reported), 1 some other state
     # reported since the last idle (work may end at the next one), 2 an idle followed another
@@ -253,6 +261,7 @@ class _Session(Record):
             self.work,
             self.chosen > 0,
             self.chosen == interval,
+            frozenset(self.reach),
         )
 
 
@@ -521,6 +530,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.accepted.clear()
             if new in ACTIVE:
                 st.last_std = new
+                if prev not in ACTIVE and st.reach:
+                    # the work a stop received while idle may reach (the facts count this
+                    # interval after this message)
+                    st.chosen = fs.interval + 1
+                    st.reach.clear()
                 if fs.resuming:  # a resume snapshot reports the state, it is no transition
                     return
                 if prev == "idle" and not self._prompt_waits(sid, st):
@@ -733,13 +747,26 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     @on("client-notification", "session/cancel")
     @on("client-request", "session/close")
-    def _parent_stopped(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        """A session/cancel of work reported under way (not idle), or a session/close, of a session
-        that announced children: a choice of the Client that reaches their foreground work."""
-        if sid is None or not self.facts.parents:
+    def _stopped(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        """A session/cancel or session/close received while idle was reported, with prompts of the
+        session waiting for their answer: it may reach the work they start next
+        (``Rules.stop_reaches_next_work``). And a session/cancel of work reported under way (not
+        idle), or a session/close, of a session that announced children: a choice of the Client
+        that reaches their foreground work."""
+        if sid is None:
+            return
+        fs = self.facts.sessions.get(sid)
+        if fs is not None and fs.state == "idle":
+            waiting = [
+                rid
+                for rid, (request, prompted, _) in self._owner.pending_client.items()
+                if prompted == sid and request["method"] == "session/prompt"
+            ]
+            if self.between.stop_reaches_next_work(bool(waiting)):
+                self._session(sid).reach.update(waiting)
+        if not self.facts.parents:
             return
         closing = msg["method"] == "session/close"
-        fs = self.facts.sessions.get(sid)
         if closing or (fs is not None and fs.state != "idle"):
             self._stop_reaches_children(sid, closing)
 
@@ -825,6 +852,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.prompted = True  # its work may start now, even one held through the last idle
         received_while_idle = rid in st.await_active
         st.await_active.discard(rid)
+        if "result" not in msg:
+            st.reach.discard(rid)  # refused: never inserted, it starts no work
         if self.between.owes_lifecycle(received_while_idle, "result" in msg):
             self._ex[_ACCEPTED] += 1
             st.accepted[rid] = line
