@@ -57,10 +57,21 @@ def test_a_cancel_reaching_a_waiting_prompt_explains_cancelled() -> None:
     before it that the Agent has not yet inserted"; a cancel received while idle, with a prompt
     waiting, may reach the work that prompt starts (the Agent may have inserted it before it read
     the cancel: "Once a message is inserted, its prompt request still succeeds"). The cancelled
-    idle ending that work is the matching stop reason, no suspect. A session/close likewise."""
+    idle ending that work is the matching stop reason, no suspect. A session/close likewise, and a
+    cancel after the prompt was accepted but before its work was reported."""
     assert suspects([prompt(1), cancel(), *TURN[1:], say("a1"), state("idle", stop="cancelled")]) == []
     closed = [prompt(1), close(9), *TURN[1:], state("idle", stop="cancelled"), ok(9)]
     assert suspects(closed) == []
+    # accepted (inserted: "Acceptance means insertion") before the cancel, running not yet reported
+    accepted = [
+        prompt(1),
+        answer(1, "u1"),
+        cancel(),
+        state("running"),
+        user("u1"),
+        state("idle", stop="cancelled"),
+    ]
+    assert suspects(accepted) == []
 
 
 def test_a_cancel_reaching_no_waiting_prompt_explains_nothing() -> None:
@@ -72,6 +83,17 @@ def test_a_cancel_reaching_no_waiting_prompt_explains_nothing() -> None:
     assert suspects(lines) == [("FG-06", len(lines), "warning")]
     second = [prompt(2), state("running"), user("u2"), answer(2, "u2"), state("idle", stop="cancelled")]
     lines = [prompt(1), cancel(), fail(1, -32800), *second]
+    assert suspects(lines) == [("FG-06", len(lines), "warning")]
+    # a prompt whose work was reported (answered only after its idle) starts no later work
+    late = [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        state("idle", stop="end_turn"),
+        cancel(),
+        answer(1, "u1"),
+    ]
+    lines = [*late, *second]
     assert suspects(lines) == [("FG-06", len(lines), "warning")]
     # the stop reaches the one work that starts next, not later work: spent there
     lines = [prompt(1), cancel(), *TURN[1:], state("idle", stop="cancelled"), *second]
