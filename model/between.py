@@ -676,6 +676,21 @@ class Rules:
         of one received after it."""
         return received_before
 
+    @staticmethod
+    def stop_reaches_next_work(prompt_waiting: bool) -> bool:
+        """``cancel_covers``: whether a session/cancel or session/close received while idle was
+        reported reaches the foreground work that starts next (the next active state): yes when a
+        prompt of the session whose work the wire has not shown yet (``prompt_waiting``: received
+        while idle was reported, with no state reported since) was still waiting for its answer
+        (``covers_prompt``) and was not then refused, or was accepted. The Agent may have inserted
+        that prompt, starting its work, before it read the stop ("Once a message is inserted, its
+        prompt request still succeeds": the prompt table's ``cover`` on ``inserted``), or did, when
+        it accepted it first ("Acceptance means insertion"), and the cancelled idle is owed "if
+        foreground work was active when cancellation took effect" (Cancellation). With no such
+        prompt it reaches nothing: "A session/prompt received after session/cancel is not
+        cancelled by it"."""
+        return prompt_waiting
+
     def ends_with_work(self, listed: bool, cancelled: bool) -> bool:
         """Whether foreground work ending at an idle takes work with it (its tool calls then owe
         their final status before the idle, the Agent stops waiting on its permission requests):

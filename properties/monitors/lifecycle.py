@@ -75,8 +75,17 @@ to a parent session, while the child's work was under way, counts for the child'
 ``model.between`` ``Rules.stop_reaches`` says that work is part of the parent's (a child its
 parent does not list is the parent's tool execution; review50 N7). A cancel or close
 received while a custom or unknown state was reported counts too (``Facts.stopping``: that
-state may have replaced running, so the work it cancelled may be the one that ends). The other
-stop reasons name the Agent's own reasons, which the wire does not show.
+state may have replaced running, so the work it cancelled may be the one that ends). So does one
+received while idle was reported after a prompt whose work the wire has not shown yet, for the
+work that starts next (the first active state after it), unless every such prompt was refused
+before then (``model.between`` ``Rules.stop_reaches_next_work``: the Agent may have inserted the
+prompt before it read the stop, or did, when it accepted it first, and proxy order shows the stop
+before the work's running; review51 F2). Such a prompt is one received while idle with no state
+reported since, waiting for its answer or accepted (``await_active``, ``accepted``): a prompt
+still unanswered after an active state may have been inserted into that work (its answer may
+come after the work's idle), so the wire cannot tell one held for later work from it, and a stop
+after that idle reaches no work (a cancelled idle then stays a suspect). The other stop reasons
+name the Agent's own reasons, which the wire does not show.
 Any idle's string stop reason must be standard or start with ``_`` (``model.between``
 custom_stop_prefixed, STOP-03; an unknown one
 without ``_`` is a breach under the reading ``future-stop-reason=custom``, the default, and a
@@ -215,6 +224,11 @@ class _Session(Record):
     # ``cancelled`` stop reason: answered a permission request of the session, or stopped the
     # work of a session whose foreground work this one's is (a parent's: ``Rules.stop_reaches``)
     chosen: int = 0
+    # of ``await_active`` and ``accepted``, those there when a session/cancel or session/close
+    # came while idle was reported: the work that starts next may be theirs
+    # (``Rules.stop_reaches_next_work``); until that work starts, less those then refused
+    reach: set[Any] = field(default_factory=set)
+    reached: bool = False  # the work under way is the one such a stop reached (until an idle)
     prompted: bool = False  # a prompt was received or accepted since the last ending idle
     # what work the session's reports allow: 0 none (only idle reported), 1 some other state
     # reported since the last idle (work may end at the next one), 2 an idle followed another
@@ -253,6 +267,8 @@ class _Session(Record):
             self.work,
             self.chosen > 0,
             self.chosen == interval,
+            frozenset(self.reach),
+            self.reached,
         )
 
 
@@ -521,6 +537,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.accepted.clear()
             if new in ACTIVE:
                 st.last_std = new
+                if prev not in ACTIVE and st.reach:
+                    st.reached = True  # the work a stop received while idle may reach
+                    st.reach.clear()
                 if fs.resuming:  # a resume snapshot reports the state, it is no transition
                     return
                 if prev == "idle" and not self._prompt_waits(sid, st):
@@ -531,6 +550,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     self._gx[_RA_GROUP_KEY] += 1
             return
         before_custom, st.before_custom = st.before_custom, "idle"
+        reached, st.reached = st.reached, False
         st.last_std = "idle"
         st.asked = False
         st.begun.clear()  # (a message first seen after it is not begun by the work it ended)
@@ -567,7 +587,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._confirmation(fs, reason, sid, line, msg)
         if prev in ACTIVE and reason == fgm.CANCELLED:  # (see "What else of corresponding ...")
             self._ex[_STOP_RULE] += 1
-            if not fs.stopping and st.chosen != fs.interval:  # (a cancel_line is stopping)
+            if not fs.stopping and not reached and st.chosen != fs.interval:  # (a cancel_line is stopping)
                 parent = " (nor did any of these to a parent session whose work this is)" if fs.child else ""
                 self.breach(
                     _STOP_RULE,
@@ -733,13 +753,27 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     @on("client-notification", "session/cancel")
     @on("client-request", "session/close")
-    def _parent_stopped(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        """A session/cancel of work reported under way (not idle), or a session/close, of a session
-        that announced children: a choice of the Client that reaches their foreground work."""
-        if sid is None or not self.facts.parents:
+    def _stopped(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        """A session/cancel or session/close received while idle was reported, with prompts of the
+        session received while idle and no state reported since, waiting for their answer or
+        accepted (``await_active``, ``accepted``): it may reach the work they start next
+        (``Rules.stop_reaches_next_work``). And a session/cancel of work reported under way (not
+        idle), or a session/close, of a session that announced children: a choice of the Client
+        that reaches their foreground work."""
+        if sid is None:
+            return
+        fs = self.facts.sessions.get(sid)
+        st = self.sessions.get(sid)
+        if (
+            fs is not None
+            and fs.state == "idle"
+            and st is not None
+            and self.between.stop_reaches_next_work(bool(st.await_active or st.accepted))
+        ):
+            st.reach.update(st.await_active, st.accepted)
+        if not self.facts.parents:
             return
         closing = msg["method"] == "session/close"
-        fs = self.facts.sessions.get(sid)
         if closing or (fs is not None and fs.state != "idle"):
             self._stop_reaches_children(sid, closing)
 
@@ -825,6 +859,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.prompted = True  # its work may start now, even one held through the last idle
         received_while_idle = rid in st.await_active
         st.await_active.discard(rid)
+        if "result" not in msg:
+            st.reach.discard(rid)  # refused: never inserted, it starts no work
         if self.between.owes_lifecycle(received_while_idle, "result" in msg):
             self._ex[_ACCEPTED] += 1
             st.accepted[rid] = line
