@@ -155,3 +155,39 @@ def test_the_seeded_bug_breaks_it_at_the_idle_and_the_checker_sees_it_there() ->
     assert run.world.hidden[0].position < idles[0]
     assert not any(m.get("method") == "$/cancel_request" for s, m in transcript if s == "agent")
     assert found(transcript) == [("CANCEL-07", idles[0], "warning")]
+
+
+def test_work_ended_with_its_own_stop_reason_after_a_cancel_withdraws_too() -> None:
+    """Under cancel-takes-effect=when-acted the Agent may end the work a cancel reached with its own
+    stop reason; the checker takes that idle as the one the cancel's abandoned requests are due by
+    (as for CANCEL-06), so the simulated Agent withdraws before it as before a cancelled idle (the
+    exhaustive search found this run breaking CANCEL-07 before it did)."""
+    from simulator.peers.config import Config
+    from simulator.peers.schedulers import replay_events
+
+    features = frozenset(["cancel", "perm_error", "permission", "snapshot", "stop", "user_stop"])
+    cfg = Config(
+        prompts=1, elicitations=0, background=0, compactions=0, outputs=0, notices=0, usages=0,
+        cancel_requests=0, closes=0, resumes=0, losses=0, futures=0, tool_updates=0, capacity=1,
+        features=features, readings={"cancel-takes-effect": "when-acted"},
+    )  # fmt: skip
+    events = [
+        ("client", "prompt", None),
+        ("net", "to_agent", 0),
+        ("client", "cancel", None),
+        ("agent", "insert", 1),
+        ("agent", "user_message", 1),
+        ("net", "to_client", 0),
+        ("agent", "start_blocked", None),
+        ("net", "to_agent", 0),
+        *[("net", "to_client", 0)] * 3,
+        ("agent", "stop", "end_turn"),
+    ]
+    run = replay_events(events, cfg, frozenset(), MonitorSet(readings=cfg.reading_map()))
+    assert "CANCEL-07" not in {f.rule for f in run.findings}
+    sent = [
+        m.get("params", {}).get("update", {}).get("state") or m.get("method")
+        for s, m in run.world.transcript
+        if s == "agent"
+    ]
+    assert sent[-2:] == ["$/cancel_request", "idle"]

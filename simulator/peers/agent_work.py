@@ -732,7 +732,12 @@ class ForegroundWork(BackgroundWork):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             out.append(self._tool_update(tid, trigger))
-        by_idle = confirms and self.between.withdrawal_by_idle(self.rd["permission-withdrawal-deadline"])
+        # the idle after a cancel that reached the work abandons its requests whatever its stop
+        # reason (under cancel-takes-effect=when-acted the work may end with its own): the
+        # withdrawal goes before it as before a confirming one
+        by_idle = (confirms or self.cancelling) and self.between.withdrawal_by_idle(
+            self.rd["permission-withdrawal-deadline"]
+        )
         for rid, st in self.perms.items():
             if st == pm.PENDING and self.between.ends_with_work(
                 bool(self.tools[self._tool_of(rid)][1]), confirms
