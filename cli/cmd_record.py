@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(finding_text(args.out, finding) + "\n")
             sys.stderr.flush()
 
-        live = LiveCheck(show, monitors=MonitorSet(readings=readings))
+        # (a proxy: its Client lines are in the order it forwarded them, properties.engine)
+        live = LiveCheck(show, monitors=MonitorSet(readings=readings, client_order="forwarded"))
         writer.live = live
     try:
         code = record(command, writer, sys.stdin, sys.stdout)

@@ -629,6 +629,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 "carries, and no later idle can",
                 msg,
                 (RESUME_WINDOW_IDLE,),
+                premise=fs.cancel_line,
             )
 
     @on("agent-response", "session/resume")
@@ -657,6 +658,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 "whatever stop reason it carries, and no later idle can)",
                 msg,
                 (RESUME_WINDOW_IDLE,),
+                premise=cancel,
             )
 
     def _unreported_end(
@@ -810,6 +812,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             f"stop reason {reason!r}, not {self.between.confirming_reasons()[0]!r}{after}",
             msg,
             (CANCEL_TAKES_EFFECT,),
+            premise=fs.cancel_line,
         )
 
     # -- cancellation and prompts --------------------------------------------------------

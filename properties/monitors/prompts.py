@@ -286,6 +286,11 @@ class _Prompt(NamedTuple):
     # the idle ending its resulting work that found it not inserted (user-message-deadline:
     # no user message it could claim reported by then), when that ruled out a state: 0 if none
     unreported_idle: int = 0
+    # the line of the latest Client stop fired on it (session/cancel, session/close,
+    # $/cancel_request: 0 if none): the premise of a finding in a state it stopped (``_STOPPED_BY``),
+    # which is a suspicion while the Agent may not have read that line (``MonitorSet.unread``);
+    # not in keys (it matters only in forwarded order, which no explorer runs)
+    stopped: int = 0
 
 
 def _blocks(content: Any) -> frozenset[str]:
@@ -624,7 +629,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 first.rule, line, sid,
                 f"prompt {rid!r} (received at line {rec.line}) is {first.state}{stopped}{why}: the "
                 f"prompt table has no {first.event!r} there ({first.actor} broke {first.rule}{others})",
-                msg, readings,
+                msg, readings, premise=rec.stopped if stopped else 0,
             )  # fmt: skip
         return after
 
@@ -634,7 +639,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         pending = ps.pending
         for rid in rids:
             rec = pending[rid]
-            pending[rid] = rec._replace(states=self._fire(sid, rid, rec, trigger, line, msg) or rec.states)
+            states = self._fire(sid, rid, rec, trigger, line, msg) or rec.states
+            pending[rid] = rec._replace(states=states, stopped=line)
 
     @on("client-notification", "session/cancel")
     @on("client-request", "session/close")
