@@ -15,10 +15,13 @@ receive order (``received``, the default and the transcript contract: every simu
 feeds the monitors in the Agent's exact order) or in the order a proxy forwarded them
 (``forwarded``: ``record`` and ``drive``, and ``check --client-order forwarded`` for their
 transcripts). A proxy writes a Client line when it passes, so an Agent line recorded after it
-may have been written before the Agent read it (the two crossed on the wire). The one proof of
+may have been written before the Agent read it (the two crossed on the wire). The proof of
 receipt the wire gives (``read_to``): the Agent reads its input in order, so once it has sent a
 response to a Client request recorded at line R, it has read every Client line up to R (the
-request itself included). ``unread(line)`` says whether the Client line ``line`` may still be
+request itself included). A monitor may add a move of the Agent that only a Client line allows
+(``proves_read``; the prompt monitor: a -32800 answer to a prompt, which the prompt table lets
+the Agent give only once a session/cancel, session/close or ``$/cancel_request`` stopped it,
+shows the first of those read). ``unread(line)`` says whether the Client line ``line`` may still be
 unread by the Agent as the current Agent line is judged: never in received order; in forwarded
 order, while no such response shows it read. A finding whose premise is that the Agent had read
 a Client line names that line (``Monitor.breach(premise=...)``): while it may be unread, the
@@ -310,6 +313,12 @@ class MonitorSet:
         the line being fed: only in forwarded order, while no response of the Agent to a Client
         request recorded at that line or after it shows it read (``read_to``)."""
         return self.forwarded and client_line > self.read_to
+
+    def proves_read(self, client_line: int) -> None:
+        """The Agent's line being fed shows it had read the Client line ``client_line``, so every
+        Client line up to it (the module docstring)."""
+        if client_line > self.read_to:
+            self.read_to = client_line
 
     def take_new(self) -> list[Finding]:
         """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""

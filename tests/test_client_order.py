@@ -116,6 +116,16 @@ def test_an_answer_to_a_later_request_proves_the_cancel_was_read(reason: str, ru
         assert _about(_judge(_f1(reason, proof=True), order), CANCEL_RULES) == [(rule, "rule", 8)], order
 
 
+def test_a_prompt_withdrawn_with_32800_proves_the_cancel_was_read() -> None:
+    """Only a stop lets the Agent answer a waiting prompt -32800 (the prompt table's withdraw):
+    that answer, recorded before the idle, shows the cancel read."""
+    lines = _f1("end_turn")
+    lines[3:3] = [line("client", request(2, "session/prompt", {"sessionId": S, "prompt": HELLO}))]
+    lines[5:5] = [line("agent", error(2))]  # line 6, after the cancel at line 5
+    for order in ("received", "forwarded"):
+        assert _about(_judge(lines, order), CANCEL_RULES) == [("TRANS-04", "rule", 8)], order
+
+
 def test_a_covered_prompt_refused_before_any_proof_is_suspected() -> None:
     assert _about(_judge(_covered(), "received"), CANCEL_RULES) == [("CANCEL-02", "rule", 6)]
     forwarded = _judge(_covered(), "forwarded")
