@@ -164,3 +164,59 @@ def test_check_takes_the_client_order_option(tmp_path: Any) -> None:
 def test_an_unknown_client_order_is_refused() -> None:
     with pytest.raises(ValueError, match="client order"):
         MonitorSet(client_order="sideways")
+
+
+class _Crossing:
+    """A listening Agent (not lockstep, unless told) whose ``end_turn`` idle crosses the driver's
+    ``session/cancel``: it wrote the idle before it read the cancel, yet the driver records the
+    cancel first (its idle comes out only after the driver sent)."""
+
+    def __init__(self, lockstep: bool) -> None:
+        self.lockstep = lockstep
+        self.quiescent = False
+        self.out: list[bytes] = []
+        self.prompt: Any = None
+
+    def _say(self, msg: dict[str, Any]) -> None:
+        self.out.append(json.dumps(msg).encode())
+
+    def send(self, data: bytes) -> None:
+        for raw in data.splitlines():
+            msg = json.loads(raw)
+            method = msg.get("method")
+            if method == "initialize":
+                self._say(result(msg["id"], {"protocolVersion": 2, "agentCapabilities": {}}))
+            elif method == "session/new":
+                self._say(result(msg["id"], {"sessionId": S}))
+            elif method == "session/prompt":
+                self.prompt = msg["id"]
+                self._say(update(S, {"sessionUpdate": "user_message", "messageId": "u1", "content": HELLO}))
+                self._say(update(S, {"sessionUpdate": "state_update", "state": "running"}))
+            elif method == "session/cancel" and self.prompt is not None:
+                idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+                self._say(update(S, idle))
+                self._say(result(self.prompt, {"messageId": "u1"}))
+                self.prompt = None
+
+    def receive(self, timeout: float) -> list[bytes] | None:
+        got, self.out = self.out, []
+        self.quiescent = self.lockstep and not got
+        return got
+
+    def written(self) -> list[bytes]:
+        return []
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("lockstep", [False, True])
+def test_drive_judges_a_listening_agent_in_forwarded_order(lockstep: bool) -> None:
+    from simulator.harness.drive import run_once
+    from simulator.harness.settings import Settings
+
+    settings = Settings(steps=3, timeout=0.2, silence=0.0)
+    run = run_once(_Crossing(lockstep), settings, script=[["prompt"], ["cancel"], ["wait"]])  # type: ignore[arg-type]
+    kinds = {(f.rule, f.kind) for f in run.findings if f.rule == "TRANS-04"}
+    # a lockstep Agent reads the cancel only between turns: recorded before the idle, it was read
+    assert kinds == ({("TRANS-04", "rule")} if lockstep else {("TRANS-04", "suspect")}), run.findings
