@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
 from cli.outputs import STDOUT, check_file
 from properties.checking import FileReport, MessageHook, check_stream
-from properties.engine import MonitorSet
+from properties.engine import CLIENT_ORDERS, MonitorSet
 from properties.outputs import unreadable
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 from properties.variants import Variant
@@ -32,10 +32,15 @@ if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when -
 STDIN = "-"
 
 
-def new_monitor_set(readings: Mapping[str, str] | None = None, variant: Variant | None = None) -> MonitorSet:
+def new_monitor_set(
+    readings: Mapping[str, str] | None = None,
+    variant: Variant | None = None,
+    client_order: str = CLIENT_ORDERS[0],
+) -> MonitorSet:
     """A fresh set of every monitor under these readings and this variant (None: the spec as
-    written; tests may replace this function)."""
-    return MonitorSet(readings=readings, variant=variant)
+    written) and this order of the Client lines (``properties.engine``, "Client order"; tests
+    may replace this function)."""
+    return MonitorSet(readings=readings, variant=variant, client_order=client_order)
 
 
 def exit_code(reports: Sequence[FileReport], fail_on: str) -> int:
@@ -76,10 +81,12 @@ def judge(
     readings: Mapping[str, str] | None = None,
     variant: Variant | None = None,
     complete: bool = False,
+    client_order: str = CLIENT_ORDERS[0],
 ) -> list[FileReport]:
     """Check each input (``args.files``, or ``args.file``) with its own fresh monitors (under
     ``readings``: the ``--reading`` choices, and ``variant``: ``--variant``/``--drop``;
-    ``complete``: ``--complete``, every input holds all its peers will send; ``schema``: the
+    ``complete``: ``--complete``, every input holds all its peers will send; ``client_order``:
+    ``--client-order``; ``schema``: the
     ``--schema`` path) and write the ``--html`` page of it; every unusable input, output or
     schema is a UsageError, found before anything is read."""
     paths = args.files if hasattr(args, "files") else [args.file]
@@ -95,7 +102,11 @@ def judge(
     with ExitStack() as stack:
         for path, stream in open_inputs(paths, stack):
             monitors = (
-                new_monitor_set(readings, variant) if readings or variant is not None else new_monitor_set()
+                new_monitor_set(readings, variant, client_order)
+                if client_order != CLIENT_ORDERS[0]
+                else new_monitor_set(readings, variant)
+                if readings or variant is not None
+                else new_monitor_set()
             )
             try:
                 reports.append(

@@ -10,6 +10,7 @@ findings that lose a line, schema findings); ``--fail-on should`` fails on warni
 Obligations still open at the end of the input, and tolerated input (a blank line, a
 byte-order mark, CRLF line ends), are information and never fail a check; under ``--complete``
 (the user declares each transcript complete) an open obligation is a breach at the last line.
+``--client-order forwarded`` judges a proxy's recording (``properties.engine``, "Client order").
 
 Must not know: what any monitor checks, how lines are split and decoded, or the schema's
 layout.
@@ -33,6 +34,7 @@ from cli.options import (
 )
 from cli.outputs import show
 from properties.check_report import check_json, check_text
+from properties.engine import CLIENT_ORDERS
 from properties.outputs import dumps
 from properties.readings import resolve
 from properties.shared import ENV, SCHEMA, schema_from_env
@@ -73,6 +75,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "a report of every inserted message, an end for every compaction) is a breach at the "
         "last line (default: such obligations are information)",
     )
+    p.add_argument(
+        "--client-order",
+        choices=CLIENT_ORDERS,
+        default=CLIENT_ORDERS[0],
+        help="the order of the Client lines: received (the transcript format: the order the Agent "
+        "read them) or forwarded (the order a proxy passed them on, as acp-model record and drive "
+        "write them: a Client line may cross an Agent line on the wire, so a finding that needs "
+        "the Agent to have read a Client line is suspected until the Agent answers a request of "
+        "the Client recorded at or after it) (default: %(default)s)",
+    )
     add_max_findings(p)
     add_html_option(p)
     add_reading_option(p)
@@ -89,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         readings=readings,
         variant=variant,
         complete=args.complete,
+        client_order=args.client_order,
     )
     code = exit_code(reports, args.fail_on)
     if args.json:

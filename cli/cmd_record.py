@@ -1,7 +1,8 @@
 """``acp-model record``: a transparent stdio proxy that writes the transcript of a live session.
 
 Owns: the options, the output file, the live check: with ``--check``, findings go to standard
-error as the live check makes them, and a summary when the Agent has exited; ending with the
+error as the live check makes them (its Client lines in the order the proxy forwarded them:
+``properties.engine``, "Client order"), and a summary when the Agent has exited; ending with the
 Agent's exit code (128 + N when a signal N ended it). The proxy itself (pipes, pumps, signals,
 when the recording is complete) is ``simulator.harness.proxy.record``.
 
@@ -87,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(finding_text(args.out, finding) + "\n")
             sys.stderr.flush()
 
-        live = LiveCheck(show, monitors=MonitorSet(readings=readings))
+        # (a proxy: its Client lines are in the order it forwarded them, properties.engine)
+        live = LiveCheck(show, monitors=MonitorSet(readings=readings, client_order="forwarded"))
         writer.live = live
     try:
         code = record(command, writer, sys.stdin, sys.stdout)

@@ -10,6 +10,23 @@ Proxy-view semantics: lines arrive in the order a proxy between the peers saw th
 in the agent's send order, client lines in the agent's receive order). A monitor flags only what
 is certain from that order.
 
+Client order (``client_order``, configuration): whether the Client lines are in the Agent's
+receive order (``received``, the default and the transcript contract: every simulated run, which
+feeds the monitors in the Agent's exact order) or in the order a proxy forwarded them
+(``forwarded``: ``record`` and ``drive``, and ``check --client-order forwarded`` for their
+transcripts). A proxy writes a Client line when it passes, so an Agent line recorded after it
+may have been written before the Agent read it (the two crossed on the wire). The proof of
+receipt the wire gives (``read_to``): the Agent reads its input in order, so once it has sent a
+response to a Client request recorded at line R, it has read every Client line up to R (the
+request itself included). A monitor may add a move of the Agent that only a Client line allows
+(``proves_read``; the prompt monitor: a -32800 answer to a prompt, which the prompt table lets
+the Agent give only once a session/cancel, session/close or ``$/cancel_request`` stopped it,
+shows the first of those read). ``unread(line)`` says whether the Client line ``line`` may still be
+unread by the Agent as the current Agent line is judged: never in received order; in forwarded
+order, while no such response shows it read. A finding whose premise is that the Agent had read
+a Client line names that line (``Monitor.breach(premise=...)``): while it may be unread, the
+finding is a suspicion (kind ``suspect``), its explanation saying on what it depends.
+
 Dispatch (the hot path): a monitor does not look at every message. It marks the methods that
 handle the message kinds it wants with ``@on(table, key, ...)``, and one table per kind is built
 once per list of monitor classes (``_tables``):
@@ -42,8 +59,9 @@ that can change future findings. Monitors interact only through the monitors the
 set of one monitor class (and the classes it requires) steps that monitor exactly as the whole
 set does: the exhaustive search keeps one such set per class (``simulator.explore.state``).
 
-Configuration (shared by clones, in no state key): ``from_start`` (every session in the stream
-is seen from its creation, a simulated run: it lets the prompt monitor judge replayed IDs,
+Configuration (shared by clones, in no state key): ``client_order`` (above; ``read_to`` is in
+the key in forwarded order only); ``from_start`` (every session in the stream is seen from its
+creation, a simulated run: it lets the prompt monitor judge replayed IDs,
 ACC-11); ``readings={NAME: ALTERNATIVE}`` among the readings of ambiguous spec text
 (``properties.readings``: every reading not given takes its default, an unknown one raises
 ``ReadingError``; a monitor asks ``self.reading(NAME)`` and names the reading on every finding
@@ -70,7 +88,11 @@ from properties.variants import Variant, rules_of
 
 M = TypeVar("M", bound=Monitor)
 
-__all__ = ["Completeness", "Message", "Monitor", "MonitorSet", "rule_group"]
+__all__ = ["CLIENT_ORDERS", "Completeness", "Message", "Monitor", "MonitorSet", "rule_group"]
+
+CLIENT_ORDERS = ("received", "forwarded")
+"""The orders a stream's Client lines may be in (``MonitorSet.client_order``; the first is the
+default: the transcript contract)."""
 
 TABLES = (
     "update",
@@ -108,7 +130,15 @@ class MonitorSet:
         from_start: bool = False,
         readings: Mapping[str, str] | None = None,
         variant: Variant | None = None,
+        client_order: str = CLIENT_ORDERS[0],
     ) -> None:
+        self.client_order = CLIENT_ORDERS[0]
+        """The order of the stream's Client lines (``CLIENT_ORDERS``; see the module docstring)."""
+        self.forwarded = False
+        self.order_clients(client_order)
+        self.read_to = 0
+        """The latest line of a Client request the Agent has answered (0: none): it has read every
+        Client line up to it (the proof of receipt, module docstring)."""
         self.readings: dict[str, str] = resolve(readings)
         """Every reading's alternative in force (``properties.readings``)."""
         self.variant = variant
@@ -195,6 +225,14 @@ class MonitorSet:
         self.findings.append(finding)
         self._new.append(finding)
 
+    def order_clients(self, order: str) -> None:
+        """Take the Client lines as in ``order`` (``CLIENT_ORDERS``) from now on: ``drive``
+        learns it from the Agent's first line (a lockstep Agent reads them in its turns)."""
+        if order not in CLIENT_ORDERS:
+            raise ValueError(f"client order {order!r}: expected one of {', '.join(CLIENT_ORDERS)}")
+        self.client_order = order
+        self.forwarded = order == "forwarded"
+
     # -- the hot path --------------------------------------------------------------------
     def feed(self, sender: str, msg: Message, line: int) -> list[Finding]:
         """Feed one message; returns the findings it made certain (possibly none)."""
@@ -231,8 +269,10 @@ class MonitorSet:
             if pending is None:
                 payload = sid = None
             else:
-                payload, sid, _ = pending
+                payload, sid, asked = pending
                 handlers = table.get(payload["method"], handlers)
+                if agent and asked > self.read_to:
+                    self.read_to = asked  # (the proof of receipt: module docstring)
         else:  # a request or notification: its handlers get its params
             if type(method) is not str:
                 return
@@ -267,6 +307,18 @@ class MonitorSet:
             if request["method"] == method and sid == session:
                 return request
         return None
+
+    def unread(self, client_line: int) -> bool:
+        """Whether the Agent may not yet have read the Client line ``client_line`` when it sent
+        the line being fed: only in forwarded order, while no response of the Agent to a Client
+        request recorded at that line or after it shows it read (``read_to``)."""
+        return self.forwarded and client_line > self.read_to
+
+    def proves_read(self, client_line: int) -> None:
+        """The Agent's line being fed shows it had read the Client line ``client_line``, so every
+        Client line up to it (the module docstring)."""
+        if client_line > self.read_to:
+            self.read_to = client_line
 
     def take_new(self) -> list[Finding]:
         """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
@@ -330,11 +382,12 @@ class MonitorSet:
     def state_key(self) -> Any:
         """Hashable summary of all monitor state that matters for future findings (not the
         findings already made, nor the exercise counts)."""
-        return (
+        key = (
             pending_key(self.pending_client),
             pending_key(self.pending_agent),
             tuple([m.state_key() for m in self.monitors]),
         )
+        return (*key, self.read_to) if self.forwarded else key
 
 
 Handlers = tuple[tuple[Callable[..., None], int], ...]

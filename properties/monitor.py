@@ -157,11 +157,22 @@ class Monitor:
         message: Any = None,
         readings: tuple[str, ...] = (),
         kind: Kind = "rule",
+        premise: int = 0,
     ) -> None:
         """Report a breach; ``readings``: the readings its verdict depends on. ``kind``:
         ``suspect`` for a likely breach the wire cannot prove (a warning; ``readings``: those that
-        make it a suspect rather than a breach), ``open`` for ``eventually``."""
+        make it a suspect rather than a breach), ``open`` for ``eventually``. ``premise``: the line
+        of a Client message the verdict assumes the Agent had read (0: none); while the Agent may
+        not have read it (``MonitorSet.unread``: a forwarded-order stream with no proof of
+        receipt yet) a breach is only a suspicion, and says on what it depends."""
         owner = self._owner
+        if premise and kind == "rule" and line is not None and owner.unread(premise):
+            kind = "suspect"
+            explanation += (
+                f" (suspected: a breach if line {premise} reached the Agent before it sent line {line}; "
+                "the Client lines are in the order a proxy forwarded them, and nothing the Agent sent "
+                f"by then shows it had read line {premise})"
+            )
         owner.add(Finding(rule, owner.level_of(rule), line, session, explanation, kind, message, readings))
 
     def eventually(

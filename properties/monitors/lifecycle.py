@@ -59,7 +59,9 @@ the first idle after a ``session/cancel`` or ``session/close`` received while wo
 active (``Facts.cancel_line``), whether it follows the active state or an unknown or
 unrecognized state reported since, unless it is a resume snapshot. "Received" means delivered to
 the Agent in proxy order: an Agent that finished on its own but sent its idle after the cancel
-reached it is held to ``cancelled``. That is the default of the reading ``cancel-takes-effect``
+reached it is held to ``cancelled``; in forwarded order (``properties.engine``, "Client order")
+only once the Agent's response to a request recorded at or after the cancel shows it read the
+cancel (before that, a suspicion). That is the default of the reading ``cancel-takes-effect``
 (``on-receipt``); under ``when-acted`` the Agent may have ended the work before acting on the
 cancel, so the idle's stop reason is judged as for any ending idle (FG-06) and not held to
 ``cancelled``.
@@ -629,6 +631,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 "carries, and no later idle can",
                 msg,
                 (RESUME_WINDOW_IDLE,),
+                premise=fs.cancel_line,
             )
 
     @on("agent-response", "session/resume")
@@ -657,6 +660,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 "whatever stop reason it carries, and no later idle can)",
                 msg,
                 (RESUME_WINDOW_IDLE,),
+                premise=cancel,
             )
 
     def _unreported_end(
@@ -810,6 +814,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             f"stop reason {reason!r}, not {self.between.confirming_reasons()[0]!r}{after}",
             msg,
             (CANCEL_TAKES_EFFECT,),
+            premise=fs.cancel_line,
         )
 
     # -- cancellation and prompts --------------------------------------------------------

@@ -286,6 +286,14 @@ class _Prompt(NamedTuple):
     # the idle ending its resulting work that found it not inserted (user-message-deadline:
     # no user message it could claim reported by then), when that ruled out a state: 0 if none
     unreported_idle: int = 0
+    # the lines of the latest and the first Client stop fired on it (session/cancel,
+    # session/close, $/cancel_request: 0 if none): the latest is the premise of a finding in a
+    # state it stopped (``_STOPPED_BY``), a suspicion while the Agent may not have read that line
+    # (``MonitorSet.unread``); a -32800 answer, which only a stop lets the Agent give (the table's
+    # withdraw), shows the first read (``MonitorSet.proves_read``). Not in keys (they matter only
+    # in forwarded order, which no explorer runs)
+    stopped: int = 0
+    first_stop: int = 0
 
 
 def _blocks(content: Any) -> frozenset[str]:
@@ -624,7 +632,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 first.rule, line, sid,
                 f"prompt {rid!r} (received at line {rec.line}) is {first.state}{stopped}{why}: the "
                 f"prompt table has no {first.event!r} there ({first.actor} broke {first.rule}{others})",
-                msg, readings,
+                msg, readings, premise=rec.stopped if stopped else 0,
             )  # fmt: skip
         return after
 
@@ -634,7 +642,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         pending = ps.pending
         for rid in rids:
             rec = pending[rid]
-            pending[rid] = rec._replace(states=self._fire(sid, rid, rec, trigger, line, msg) or rec.states)
+            states = self._fire(sid, rid, rec, trigger, line, msg) or rec.states
+            pending[rid] = rec._replace(states=states, stopped=line, first_stop=rec.first_stop or line)
 
     @on("client-notification", "session/cancel")
     @on("client-request", "session/close")
@@ -739,6 +748,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         err = msg.get("error")
         code = err.get("code") if type(err) is dict else None
         waiting = _waiting(rec.states)
+        if code == REQUEST_CANCELLED and rec.first_stop:
+            self._owner.proves_read(rec.first_stop)  # (the table withdraws only a stopped prompt)
         invalid = bool(rec.bad) and waiting == prm.COVERED
         alt = self.reading(CANCELLED_INVALID_PROMPT) if invalid else "cancelled"
         ahead = rec.overtaken

@@ -562,6 +562,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                             _unfinished(fs, tid, status, exempt, ruled, error),
                             msg,
                             (unlisted,),
+                            premise=0 if error else fs.cancel_line,
                         )
                     else:  # a CANCEL-17 suspect's verdict depends on the reading (where it is judged)
                         # a later status change shows it carried on past the idle only where
@@ -606,7 +607,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                                 "the Agent stops waiting for it and should withdraw it with "
                                 "$/cancel_request before this idle so the Client can dismiss it (it "
                                 "was neither withdrawn nor answered)",
-                                msg, (PERMISSION_WITHDRAWAL_DEADLINE,),
+                                msg, (PERMISSION_WITHDRAWAL_DEADLINE,), premise=fs.cancel_line,
                             )  # fmt: skip
                         else:
                             self.owed[rid] = (asked.session, line, owes)

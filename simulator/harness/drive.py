@@ -28,9 +28,12 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
    sends are taken first (``written``): the Agent wrote them before it could read what is sent.
    The driver cannot see the Agent pause, though: an Agent that writes one move's lines with
    several writes may be read between them, and what the driver sends then crosses the rest
-   in flight. Recorded after it, they can make an ordering finding the Agent did not cause
+   in flight. Recorded after it, they could make an ordering finding the Agent did not cause
    (an ``end_turn`` idle crossing a ``session/close`` reads as TRANS-04, the idle of work the
-   close cancelled); the replays of shrinking show it;
+   close cancelled), so the live check takes the driver's lines in the order it forwarded
+   them (``properties.engine``, "Client order": such a finding is a suspicion until the Agent
+   answers a request sent at or after that line), except against a lockstep Agent, which
+   reads them only between its turns;
 3. settling: permission requests still unanswered are allowed; then the driver waits until no
    obligation is open and each of its requests is answered. An Agent that sends nothing for
    ``timeout`` seconds meanwhile is judged quiescent: the monitors' "eventually" rules become
@@ -155,7 +158,8 @@ class _Run:
         self.peer = peer
         self.s = settings
         self.result = RunResult()
-        self.live = LiveCheck(monitors=MonitorSet(readings=settings.readings))
+        # (the order of the Client lines: ``take``)
+        self.live = LiveCheck(monitors=MonitorSet(readings=settings.readings, client_order="forwarded"))
         self.writer = TranscriptWriter(None, self.live)
         self.client = DriverClient()
         self.answers: dict[Any, Any] = {}  # our request id -> the Agent's response
@@ -179,6 +183,12 @@ class _Run:
             self.peer.send(line)
 
     def take(self, lines: list[bytes]) -> None:
+        # The driver records its lines in the order it forwarded them (``properties.engine``,
+        # "Client order"): one may cross a line the Agent was writing. A lockstep Agent reads
+        # them only between its turns, so then they are in its receive order (its first line
+        # says which: ``ProcessPeer.lockstep``).
+        if lines and self.live.monitors.forwarded == self.lockstep:
+            self.live.monitors.order_clients("received" if self.lockstep else "forwarded")
         for raw in lines:
             self.result.messages += 1
             self._keep(entry("agent", raw))
