@@ -135,6 +135,21 @@ CANCELLED_PERMISSIONS_WITHDRAWN: Final = Between(
     "list: owed only at the end, as under eventually",
     ("foreground", "permission", "tool_call"),
 )  # fmt: skip
+CANCELLED_ELICITATIONS_WITHDRAWN: Final = Between(
+    "cancelled_elicitations_withdrawn", "CANCEL-19", "Cancellation",
+    "the idle confirming a cancellation ends the covered work while an elicitation (form or URL "
+    "mode) of that work is still pending, unanswered (the elicitation table's abandon moves it to "
+    "abandoned; a URL elicitation the Client accepted, awaiting its external completion, is "
+    "answered: its abandon makes it late, and it owes no withdrawal)",
+    "the Agent withdraws it with $/cancel_request so the Client can dismiss it, as "
+    "cancelled_permissions_withdrawn asks for permission requests ('The same rules apply to "
+    "permissions and both elicitation modes', Lifecycle examples; the elicitation table's withdraw "
+    "and the obligation its abandoned state owes name this rule), unless the Client answers it "
+    "first; when it falls due is that declaration's, under the same reading "
+    "permission-withdrawal-deadline (withdrawal_by_idle, withdrawal_due_at_idle): by that idle "
+    "under by-idle, at any time under eventually",
+    ("foreground", "elicitation", "tool_call"),
+)  # fmt: skip
 CONTENT_ADVERTISED: Final = Between(
     "content_advertised", "USER-04", "1. User message",
     "a session/prompt carries content outside the baseline types that the Agent did not advertise",
@@ -705,14 +720,16 @@ class Rules:
     used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
 
     withdrawal_by_idle = _reading_is("by-idle")
-    """``cancelled_permissions_withdrawn`` under the reading ``permission-withdrawal-deadline``:
-    whether a permission request of cancelled work still unanswered at the idle confirming the
-    cancellation is owed its ``$/cancel_request`` before that idle (``by-idle``), or only some
-    time before the end (``eventually``)."""
+    """``cancelled_permissions_withdrawn`` and ``cancelled_elicitations_withdrawn`` under the
+    reading ``permission-withdrawal-deadline``: whether a permission request or an elicitation of
+    cancelled work still unanswered at the idle confirming the cancellation is owed its
+    ``$/cancel_request`` before that idle (``by-idle``), or only some time before the end
+    (``eventually``)."""
 
     @staticmethod
     def withdrawal_due_at_idle(about_tool: bool, finished: bool, ruled: bool) -> bool:
-        """``cancelled_permissions_withdrawn`` under ``by-idle``: whether a request of the cancelled
+        """``cancelled_permissions_withdrawn`` (and ``cancelled_elicitations_withdrawn``, for an
+        elicitation with a ``toolCallId``) under ``by-idle``: whether a request of the cancelled
         work still unanswered at the idle confirming the cancellation is certainly that work's, so
         its withdrawal was due by that idle: one about no tool call, or about a tool call that
         has its final status (no later list can name it as work running on), or that a concrete

@@ -20,7 +20,11 @@ Like a permission request, an elicitation that blocks foreground work keeps that
 (requires_action) while it is pending or awaiting its completion; the blocking itself is the
 Agent's (``simulator.peers.agent``: ``_blocked``), never this table's. When cancelled foreground work
 stops, the Agent stops waiting for its elicitations (``abandon``, a hidden step) and owes the
-Client a withdrawal with ``$/cancel_request`` so it can dismiss the prompt (``eventually``). The
+Client a withdrawal with ``$/cancel_request`` so it can dismiss the prompt (``eventually``); when
+it falls due, at the idle confirming the cancellation or only at the end, is ``model.between``
+cancelled_elicitations_withdrawn's (the reading permission-withdrawal-deadline, as for permission
+requests). One accepted in URL mode and awaiting its external completion has its answer: it is
+no longer pending, owes no withdrawal, and its completion is late (``abandon`` makes it late). The
 Agent may also withdraw a pending elicitation it no longer needs. Answers and external
 completions that arrive after the work ended are late: they are ignored (``late``), never used
 to resume the work.
@@ -88,10 +92,10 @@ SPEC = MachineSpec(
         "decline": between.ONE_ANSWER.rule,
         "cancel": between.ONE_ANSWER.rule,
         "complete": "EX-01",
-        "withdraw": "CANCEL-19",
-        "abandon": "CANCEL-19",
+        "withdraw": between.CANCELLED_ELICITATIONS_WITHDRAWN.rule,
+        "abandon": between.CANCELLED_ELICITATIONS_WITHDRAWN.rule,
     },
     guards=flags(url=False),  # the elicitation is in URL mode (the caller passes ``{"url": ...}``)
-    eventually={ABANDONED: "CANCEL-19"},
+    eventually={ABANDONED: between.CANCELLED_ELICITATIONS_WITHDRAWN.rule},
     description="An elicitation (form or URL mode) until its answer, completion or withdrawal.",
 )

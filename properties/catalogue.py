@@ -1329,7 +1329,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _S,
         """For elicitation requests, see Elicitation Cancellation: the
        elicitations cancelled work no longer needs are withdrawn.""",
-        eventually=True,
     ),
     _r(
         "CANCEL-20",

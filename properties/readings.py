@@ -664,26 +664,30 @@ READINGS: Final[tuple[Reading, ...]] = (
     ),
     _reading(
         PERMISSION_WITHDRAWAL_DEADLINE,
-        "By when does the Agent withdraw the pending permission requests of cancelled work with "
-        "$/cancel_request: by the idle that confirms the cancellation, or at any time after?",
-        ("Cancellation",),
-        (190, 190, 190),
+        "By when does the Agent withdraw the pending permission requests and elicitations of "
+        "cancelled work with $/cancel_request: by the idle that confirms the cancellation, or at any "
+        "time after?",
+        ("Lifecycle examples", "Cancellation"),
+        (185, 190, 190, 190, 190),
         (
+            "The same rules apply to permissions and both elicitation modes",
             "It SHOULD cancel each of them with $/cancel_request so the Client can dismiss the prompt",
+            "For elicitation requests, see Elicitation Cancellation",
             "After all ongoing operations have been successfully aborted and pending updates have been sent",
             "Cancellation can finish without receiving answers to abandoned user-action requests",
         ),
         {
-            "by-idle": """A permission request of the cancelled work still unanswered at the idle that
-                confirms the cancellation (not about work in the latest background list) is owed its
-                $/cancel_request before that idle: one neither withdrawn nor answered by the Client
-                before it breaks CANCEL-07, a finding at the idle. A request about a tool call still
-                unfinished that no concrete background list has ruled on since its first report may
-                be background work announced before its first list: it is judged as under
-                eventually.""",
+            "by-idle": """A permission request or an elicitation (form or URL mode, not yet answered) of
+                the cancelled work still unanswered at the idle that confirms the cancellation (not
+                about work in the latest background list) is owed its $/cancel_request before that
+                idle: one neither withdrawn nor answered by the Client before it breaks CANCEL-07
+                (a permission request) or CANCEL-19 (an elicitation), a finding at the idle. A
+                request about a tool call still unfinished that no concrete background list has
+                ruled on since its first report may be background work announced before its first
+                list: it is judged as under eventually.""",
             "eventually": """The withdrawal may come at any time after that idle: only a request
-                never withdrawn and never answered breaks CANCEL-07, at the end of a complete
-                transcript (or at quiescence).""",
+                never withdrawn and never answered breaks CANCEL-07 or CANCEL-19, at the end of a
+                complete transcript (or at quiescence).""",
         },
         "by-idle",
         """The sentence that asks for the withdrawal binds the moment of the MUST before it: "When
@@ -696,11 +700,20 @@ READINGS: Final[tuple[Reading, ...]] = (
               user-action requests". A withdrawal after the idle leaves the Client showing a
               prompt for work it has been told is over, which is what the withdrawal is for. Not
               eventually: the text names no later moment, and "each of them" are the requests it
-              stopped waiting for when it stopped the work.""",
-        ("CANCEL-07",),
-        peers="""by-idle: the simulated Agent withdraws each pending permission request of the
-              cancelled work as it stops that work, before its confirming idle; eventually: it may
-              withdraw it at any later move (the Client may answer it first)""",
+              stopped waiting for when it stopped the work. One reading for elicitations too, not
+              a sibling: the Cancellation section defers them to "Elicitation Cancellation", a
+              section the text does not carry, and says "The same rules apply to permissions and
+              both elicitation modes" (Lifecycle examples); "abandoned user-action requests" names
+              both kinds in the sentence that lets the idle come without their answers. Nothing
+              in the text gives an elicitation another deadline, so a reading that split them
+              would be a distinction of ours. A URL elicitation the Client accepted is answered:
+              only the user's external completion is still to come, which after the idle is
+              ignored ("external URL completions"), so it owes no withdrawal.""",
+        ("CANCEL-07", "CANCEL-19"),
+        peers="""by-idle: the simulated Agent withdraws each pending permission request and each
+              unanswered elicitation of the cancelled work as it stops that work, before its
+              confirming idle; eventually: it may withdraw it at any later move (the Client may
+              answer it first)""",
     ),
     _reading(
         FUTURE_STOP,

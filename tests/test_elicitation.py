@@ -170,13 +170,22 @@ def test_an_elicitation_of_cancelled_work_is_owed_its_withdrawal() -> None:
     ]
     assert ("CANCEL-19", "rule") in _findings(lines)
     withdrawn = [
+        *lines[:-1],
+        ("agent", wire.cancel_request("e1")),
+        lines[-1],
+        ("client", wire.elicitation_answer("e1", "cancel")),
+    ]
+    assert _findings(withdrawn) == []
+    # after the idle: too late under permission-withdrawal-deadline=by-idle (the default; under
+    # eventually, tests/test_elicitation_withdrawal.py, it conforms), however it is settled
+    withdrawn_late = [
         *lines,
         ("agent", wire.cancel_request("e1")),
         ("client", wire.elicitation_answer("e1", "cancel")),
     ]
-    assert _findings(withdrawn) == []
+    assert _findings(withdrawn_late) == [("CANCEL-19", "rule")]
     answered_late = [*lines, ("client", wire.elicitation_answer("e1", "accept"))]  # EX-02: late
-    assert _findings(answered_late) == []
+    assert _findings(answered_late) == [("CANCEL-19", "rule")]
 
 
 # -- the messages against the schema ------------------------------------------------------------
@@ -290,8 +299,8 @@ def _steps(*moves: tuple[str, str, Any]) -> World:
 def test_a_late_answer_about_a_cancelled_tool_call_is_ignored(mode: str) -> None:
     """CANCEL-10 (``model.between`` LATE_ANSWERS_IGNORED) taken by the conforming peers: the Agent
     elicits about a tool call it starts (a freedom of the schema's ``toolCallId``), the Client
-    cancels, the idle gives the call its final status; then the Client accepts after the
-    withdrawal (form), or the user finishes outside after an accept (URL): late, and the call
+    cancels, the idle gives the call its final status (after the withdrawal, form); then the
+    Client accepts (form), or the user finishes outside after an accept (URL): late, and the call
     never runs. The monitor counts the late answer as an exercise of the rule."""
     start = [("client", "prompt", None), ("agent", "insert", 1), ("agent", "answer", 1)]
     start += [("agent", "user_message", 1), ("agent", "start", None), ("agent", "elicit", (mode, TIED))]
@@ -299,8 +308,7 @@ def test_a_late_answer_about_a_cancelled_tool_call_is_ignored(mode: str) -> None
     if mode == "form":
         moves = [
             *start,
-            *cancel,
-            ("agent", "elicit_withdraw", "elicit_1"),
+            *cancel,  # (the Agent withdraws elicit_1 before its idle: by-idle)
             ("client", "elicit_accept", "elicit_1"),
         ]
     else:

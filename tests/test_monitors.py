@@ -134,6 +134,12 @@ def cancelled_elicitation() -> list[Line]:
     ]
 
 
+def withdrawn_elicitation() -> list[Line]:
+    """``cancelled_elicitation`` with the Agent's $/cancel_request of e1 just before its idle."""
+    lines = cancelled_elicitation()
+    return [*lines[:-1], cancel_request("e1", by="agent"), lines[-1]]
+
+
 # -- violating transcripts (each flags exactly the expected findings) ----------------------------
 _IMAGE_TURN = [
     new_session("n"),
@@ -1358,8 +1364,9 @@ TOLERATED: dict[str, list[Line]] = {
         state("idle", stop="cancelled"),
     ],
     "COMPACT-01": [compaction("c1", "completed")],
-    "EX-02": [*cancelled_elicitation(), cancel_request("e1", by="agent"), elicit_answer("e1", "accept")],
-    "CANCEL-20": [*cancelled_elicitation(), cancel_request("e1", by="agent"), elicit_answer("e1", "cancel")],
+    # (the withdrawal before the cancelled idle, as permission-withdrawal-deadline=by-idle asks)
+    "EX-02": [*withdrawn_elicitation(), elicit_answer("e1", "accept")],
+    "CANCEL-20": [*withdrawn_elicitation(), elicit_answer("e1", "cancel")],
     "NOTICE-01": [notice(), *turn(), notice("warning", "Rate limited"), notice("_custom", "Hi")],
     "USAGE-01": [
         usage(used=1, size=10),

@@ -120,12 +120,19 @@ Elicitations
   table's do.
 - The composition with cancellation, as for permission requests: an elicitation still pending
   when the idle confirming a cancellation ends the work is abandoned by the Agent (the table's
-  hidden ``abandon``; one awaiting its external completion becomes late), unless it is about a
-  tool call the latest background list names (work the cancel does not cover). An abandoned one
-  is owed a withdrawal (the table's ``eventually``, CANCEL-19), judged at the end; a Client's
-  answer resolves it too.
+  hidden ``abandon``; one accepted in URL mode and awaiting its external completion is answered,
+  becomes late and owes nothing), unless it is about a tool call the latest background list names
+  (work the cancel does not cover). An abandoned one is owed a withdrawal (``model.between``
+  CANCELLED_ELICITATIONS_WITHDRAWN, the table's ``eventually``); a Client's answer resolves it
+  too. Under the reading ``permission-withdrawal-deadline``'s default ``by-idle`` it was due
+  before that idle: one still pending there is a finding at the idle, unless it is about a tool
+  call still unfinished that no concrete list has ruled on since its first report
+  (``Rules.withdrawal_due_at_idle``, as for permission requests); such an elicitation, and every
+  one under ``eventually``, is judged at the end. A withdrawal while the cancel is pending
+  exercises the rule.
 - ``model.between`` LATE_ANSWERS_IGNORED (CANCEL-10): an elicitation about a tool call
-  (``toolCallId``) abandoned at the idle confirming a cancellation, that the Client then accepts
+  (``toolCallId``) abandoned at the idle confirming a cancellation (or withdrawn before it and not
+  answered by then), that the Client then accepts
   or the Agent then reports completed (late), after which that tool call goes ``in_progress``:
   the late answer or completion was used to run the cancelled work. An elicitation tied to no
   tool call has nothing on the wire its use would move (new work after it may be the Agent's
@@ -189,9 +196,12 @@ _VOID_GRANTS = (_LATE_GRANT, _RACED_GRANT, _WITHDRAWN_GRANT)
 APPROVED = bw.APPROVED_RUNS.rule
 _FAILED = bw.FAILED_TOOLS_FINAL.rule
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
-_WITHDRAWN = bw.CANCELLED_PERMISSIONS_WITHDRAWN.rule
 """A request of cancelled work is not approved (``model.between`` cancelled_permissions, whose rule
 is the one the permission table's ``abandon`` cell names)."""
+_WITHDRAWN = bw.CANCELLED_PERMISSIONS_WITHDRAWN.rule
+_ELICIT_WITHDRAWN = bw.CANCELLED_ELICITATIONS_WITHDRAWN.rule
+"""A permission request or an elicitation of cancelled work withdrawn before the idle confirming
+the cancellation (``model.between`` cancelled_permissions_withdrawn, _elicitations_withdrawn)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
 _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
@@ -490,7 +500,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if not judged and not self.elicits:
             return  # (no tool call, permission request or elicitation to judge)
         keys = background_keys(upd.get("background"))
-        if judged and keys and (self.suspects or self.owed or self.void):
+        if judged and keys and (self.suspects or self.owed or self.void or self.elicit_owed):
             self._listed(sid, keys)
         if upd.get("state") == "idle":
             fs = self.facts.sessions.get(sid)  # (a session without facts is idle)
@@ -499,7 +509,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 if judged:
                     self._ended(sid, fs, upd, keys, listed, line, msg)
                 if self.elicits and fs.cancel_line:
-                    self._abandon_elicitations(sid, listed, line)
+                    self._abandon_elicitations(sid, fs, listed, keys is not None, line, msg)
         if judged and keys is not None:
             ts = self.sessions.get(sid)
             if ts is not None and ts.fresh:
@@ -646,6 +656,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
         for rid, (psid, about, _) in list(self.void.items()):
             if psid == sid and _exempt(about, terms, listed):
                 del self.void[rid]
+        for rid in list(self.elicit_owed):
+            esid, about = self.elicits[rid][0], self.elicits[rid][3]
+            if esid == sid and ("tool_call", about) in listed:  # as at the idle's abandon
+                del self.elicit_owed[rid]
 
     # -- permission requests -------------------------------------------------------------
     @on("agent-request", "session/request_permission")
@@ -730,6 +744,18 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     self.void[rid] = (perm.session, perm.tool, 0)  # the Agent stops waiting on it
         rec = self.elicits.get(rid)
         if rec is not None:
+            if rec[2] == em.PENDING:
+                fs = self.facts.sessions.get(rec[0])
+                if (
+                    fs is not None
+                    and fs.cancel_line
+                    and fs.state in ACTIVE
+                    and not fs.resuming
+                    and ("tool_call", rec[3]) not in (fs.listed or frozenset())
+                ):
+                    # the cancelled work's elicitation withdrawn before its idle: the withdrawal
+                    # cancelled_elicitations_withdrawn asks for, given
+                    self._ex[_ELICIT_WITHDRAWN] += 1
             self._fire_elicitation(rid, rec, "withdraw", line, msg)
 
     # -- elicitations --------------------------------------------------------------------
@@ -780,11 +806,21 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 self._fire_elicitation(rid, rec, "complete", line, msg)
                 return
 
-    def _abandon_elicitations(self, sid: str, listed: frozenset[Any], line: int) -> None:
-        """The idle confirming a cancellation: the cancelled work's elicitations are abandoned."""
+    def _abandon_elicitations(
+        self, sid: str, fs: SessionFacts, listed: frozenset[Any], idle_lists: bool, line: int, msg: Message
+    ) -> None:
+        """The idle confirming a cancellation: the cancelled work's elicitations are abandoned; one
+        still pending owes its withdrawal (``model.between`` CANCELLED_ELICITATIONS_WITHDRAWN) by
+        this idle under ``permission-withdrawal-deadline=by-idle`` where it is certainly the
+        cancelled work's (``_withdrawal_due``), else at the end."""
         spec = self.table(em.SPEC)
+        by_idle = self.between.withdrawal_by_idle(self.reading(PERMISSION_WITHDRAWAL_DEADLINE))
         for rid, rec in list(self.elicits.items()):
-            if rec[0] != sid or rec[2] not in em.BLOCKING or ("tool_call", rec[3]) in listed:
+            if rec[0] != sid or ("tool_call", rec[3]) in listed:
+                continue
+            if rec[2] == em.WITHDRAWN and type(rec[3]) is str:
+                self.ended = self.ended | {rid}  # withdrawn before the idle: a later answer is late
+            if rec[2] not in em.BLOCKING:
                 continue
             after = spec.successor(rec[2], "abandon")
             if after is None:
@@ -793,10 +829,23 @@ class ToolMonitor(SessionMonitor["_Session"]):
             if type(rec[3]) is str:
                 self.ended = self.ended | {rid}
             owes = spec.eventually.get(after)
-            if owes is not None:
-                self._ex[owes] += 1
-                if owes not in spec.relaxed:
-                    self.elicit_owed[rid] = line
+            if owes is None:
+                continue  # (accepted in URL mode: answered, its completion now late)
+            self._ex[owes] += 1
+            if owes in spec.relaxed:
+                continue
+            about = rec[3] if type(rec[3]) is str else None
+            if by_idle and self._withdrawal_due(sid, about, idle_lists):
+                self.breach(
+                    owes, line, sid,
+                    f"idle confirming the cancellation received at line {fs.cancel_line} while "
+                    f"elicitation {rid!r} ({rec[1]} mode) of the cancelled work is still pending: the "
+                    "Agent stops waiting for it and should withdraw it with $/cancel_request before "
+                    "this idle so the Client can dismiss it (it was neither withdrawn nor answered)",
+                    msg, (PERMISSION_WITHDRAWAL_DEADLINE,),
+                )  # fmt: skip
+            else:
+                self.elicit_owed[rid] = line
 
     def _late_answer_used(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The tool call a late answer came for goes in_progress: the answer was used."""

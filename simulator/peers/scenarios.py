@@ -260,10 +260,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "elicitation_cancelled",
         "Cancellation",
-        "session/cancel while an elicitation blocks the work: idle cancelled without its answer, then the "
-        "Agent withdraws it with $/cancel_request and the client answers cancel.",
+        "session/cancel while an elicitation blocks the work: the Agent withdraws it with $/cancel_request, "
+        "idle cancelled without its answer, and the client answers cancel.",
         "TURN agent.elicit('form') agent.block deliver client.cancel deliver agent.end('cancelled') "
-        "agent.elicit_withdraw('elicit_1') deliver client.elicit_cancel('elicit_1') deliver",
+        "deliver client.elicit_cancel('elicit_1') deliver",
         ELICITING,
     ),
     Scenario(
