@@ -191,3 +191,19 @@ def test_the_seeded_bug_breaks_it_at_the_idle_and_the_checker_sees_it_there() ->
     assert run.world.hidden[0].position < idles[0]
     assert not any(m.get("method") == "$/cancel_request" for s, m in transcript if s == "agent")
     assert found(transcript) == [("CANCEL-19", idles[0], "warning")]
+
+
+def test_in_forwarded_order_it_is_a_suspicion_until_the_cancel_is_proven_read() -> None:
+    """Client order (``properties.engine``): the idle may have crossed the cancel on the wire,
+    so the Agent may not have known the elicitation's work was cancelled when it sent it."""
+    lines = [*BLOCKED, IDLE]
+    kinds = {}
+    for order in ("received", "forwarded"):
+        ms = MonitorSet(client_order=order)
+        for n, (sender, msg) in enumerate(lines, 1):
+            ms.feed(sender, msg, n)
+        kinds[order] = [(f.rule, f.line, f.kind) for f in ms.findings if f.rule == "CANCEL-19"]
+    assert kinds == {
+        "received": [("CANCEL-19", IDLE_LINE, "rule")],
+        "forwarded": [("CANCEL-19", IDLE_LINE, "suspect")],
+    }

@@ -842,7 +842,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     f"elicitation {rid!r} ({rec[1]} mode) of the cancelled work is still pending: the "
                     "Agent stops waiting for it and should withdraw it with $/cancel_request before "
                     "this idle so the Client can dismiss it (it was neither withdrawn nor answered)",
-                    msg, (PERMISSION_WITHDRAWAL_DEADLINE,),
+                    msg, (PERMISSION_WITHDRAWAL_DEADLINE,), premise=fs.cancel_line,
                 )  # fmt: skip
             else:
                 self.elicit_owed[rid] = line
