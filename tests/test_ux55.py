@@ -22,3 +22,26 @@ def test_update_after_idle_updates_only_what_the_ended_work_reported() -> None:
         rules |= {f.rule for f in run.findings if f.kind == "rule"}
     assert "DONE-03" in rules
     assert rules <= {"DONE-03", "CANCEL-14"}, rules
+
+
+def _said(*argv: str) -> list[str]:
+    from cli import cmd_agent
+    from cli.main import build_parser
+
+    return cmd_agent.build(build_parser().parse_args(["agent", *argv]))[1]
+
+
+def test_the_common_path_says_a_seeded_bug_it_never_takes_there() -> None:
+    """review51 A7: docs/testing-clients.md, "With `--common-path` a seeded bug shows only where
+    the common path goes: one about compactions ... never does"; the common path says so at the
+    start, as the default mode says which bugs never show on the wire. A bug that shows there,
+    and the same bug without --common-path, get no such note."""
+    never = [
+        line for line in _said("--common-path", "--fault", "compaction-never-ends") if "never showed" in line
+    ]
+    assert never == [
+        "seeded bug compaction-never-ends never showed in 200 seeded runs of the common path (it "
+        "needs a freedom the common path does not take): run it without --common-path"
+    ]
+    assert not [line for line in _said("--common-path", "--fault", "cancel-as-end-turn") if "never" in line]
+    assert not [line for line in _said("--fault", "compaction-never-ends") if "never" in line]
