@@ -45,3 +45,19 @@ def test_the_common_path_says_a_seeded_bug_it_never_takes_there() -> None:
     ]
     assert not [line for line in _said("--common-path", "--fault", "cancel-as-end-turn") if "never" in line]
     assert not [line for line in _said("--fault", "compaction-never-ends") if "never" in line]
+
+
+def test_a_dropped_rule_whose_findings_were_set_aside_is_not_unexercised() -> None:
+    """Stop 54's docs finding: ``explore --variant variants/no-background-list.toml --compare``
+    listed BG-09 both as set aside and as not exercised. Its findings were set aside (the bug of
+    BG-07, dropped with it, breaks it too), so the drop changed the runs: it is said once, as set
+    aside."""
+    from properties.variants import load
+    from simulator.explore.compare import unexercised
+
+    variant = load("variants/no-background-list.toml")
+    base: dict[str, object] = {"coverage": {}, "variant": {"set_aside": []}}
+    seen = {"coverage": {}, "variant": {"set_aside": ["BG-07", "BG-09"]}}
+    assert unexercised(base, seen, variant) == []
+    unseen = {"coverage": {}, "variant": {"set_aside": []}}
+    assert [c["rule"] for c in unexercised(base, unseen, variant)] == ["BG-07", "BG-09"]
