@@ -61,3 +61,25 @@ def test_a_dropped_rule_whose_findings_were_set_aside_is_not_unexercised() -> No
     assert unexercised(base, seen, variant) == []
     unseen = {"coverage": {}, "variant": {"set_aside": []}}
     assert [c["rule"] for c in unexercised(base, unseen, variant)] == ["BG-07", "BG-09"]
+
+
+def test_drive_replay_says_the_drivers_own_client_breach_is_on_purpose() -> None:
+    """Stop 54's docs finding: ``drive --replay`` printed the driver's own USER-03 (its image
+    prompts, unadvertised on purpose) as a plain ``[error]`` line beside the Agent's findings.
+    The line now says it is the driver's, on purpose; the JSON keeps its shape."""
+    from properties.findings import Finding
+    from simulator.harness.campaign import replay_report, replay_text
+    from simulator.harness.drive import RunResult
+
+    own = Finding("USER-03", "MUST", 16, "sess_1", "prompt content of type image was not allowed")
+    agents = Finding("CANCEL-14", "MUST", 36, "sess_1", "agent_message_chunk after the idle")
+    result = RunResult(findings=[own, agents], failing=[agents], stop="finding", ended="exit code 0")
+    lines = replay_text("s.json", result).splitlines()
+    assert lines[1].endswith(
+        "USER-03 (MUST) [error] prompt content of type image was not allowed "
+        "(the driver breaks this client rule on purpose: not a finding against the Agent)"
+    )
+    assert lines[2].endswith("after the idle") and lines[3] == "  failing rules: CANCEL-14"
+    report = replay_report("s.json", result, 1.0, 1)
+    assert [f["rule"] for f in report["findings"]] == ["USER-03", "CANCEL-14"]
+    assert set(report["findings"][0]) == set(agents.to_json())
