@@ -3,6 +3,11 @@ by the behaviour the user sees."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 from properties.engine import MonitorSet
 
 
@@ -83,3 +88,25 @@ def test_drive_replay_says_the_drivers_own_client_breach_is_on_purpose() -> None
     report = replay_report("s.json", result, 1.0, 1)
     assert [f["rule"] for f in report["findings"]] == ["USER-03", "CANCEL-14"]
     assert set(report["findings"][0]) == set(agents.to_json())
+
+
+def test_the_readme_record_example_sends_what_the_schema_accepts(tmp_path: Path) -> None:
+    """Stop 54's docs finding: README's ``record`` example sent an ``initialize`` without
+    ``info`` (required by the schema's InitializeRequest), which ``check --schema`` reported. Its
+    lines, recorded in front of the simulated Agent as the example does, now check clean."""
+    from cli.main import main
+    from tests.check_support import REPO, schema_path
+
+    schema = schema_path()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "| acp-model record" in b]
+    sent = "".join(f"{line}\n" for line in re.findall(r"'(\{.*?\})'", block))
+    assert sent.count("\n") == 2
+    out = tmp_path / "capture.ndjson"
+    cli = [sys.executable, "-m", "cli"]
+    done = subprocess.run(
+        [*cli, "record", "--out", str(out), "--", *cli, "agent"],
+        input=sent, capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert main(["check", "--schema", str(schema), "--json", str(out)]) == 0
