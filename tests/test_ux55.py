@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from properties.engine import MonitorSet
 
 
@@ -110,3 +112,30 @@ def test_the_readme_record_example_sends_what_the_schema_accepts(tmp_path: Path)
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert main(["check", "--schema", str(schema), "--json", str(out)]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["agent", "--bogus"],
+        ["agent", "--seed", "x"],
+        ["check", "--fail-on", "never", "x.ndjson"],
+        ["drive", "--runs", "0", "--", "true"],
+        ["explore", "--depth", "x"],
+    ],
+)
+def test_an_argparse_error_of_any_command_is_one_line(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review51 A5 (fixed in 7ae3fe5; agent was not among the commands tested): one line on
+    standard error, nothing on standard output, exit 2; --help still prints the usage."""
+    from cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"acp-model {argv[0]}: error: "), err
+    with pytest.raises(SystemExit) as exit_:
+        main([argv[0], "--help"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith(f"usage: acp-model {argv[0]} ")
