@@ -1,4 +1,4 @@
-"""Small defects a user met (review51 A6, A7; the docs helper's findings of stop 54), each pinned
+"""Small defects a user met (review51 A5, A6, A7; the docs helper's findings of stop 54), each pinned
 by the behaviour the user sees."""
 
 from __future__ import annotations
