@@ -31,6 +31,25 @@ def test_update_after_idle_updates_only_what_the_ended_work_reported() -> None:
     assert rules <= {"DONE-03", "CANCEL-14"}, rules
 
 
+def test_drive_finds_update_after_idle_by_its_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review51 A6 as the user met it: ``drive -- acp-model agent --fault update-after-idle``
+    (in process, as tests/test_drive.py runs it; seed 17 is the run of ``--seed 0 --runs 30`` that
+    breaks it) reports DONE-03, the rule ``mutants --list`` names, and nothing else."""
+    import json
+
+    from cli.main import main
+    from simulator.harness import campaign
+    from tests.test_drive import _simulated_agent
+
+    monkeypatch.setattr(campaign, "ProcessPeer", _simulated_agent)
+    argv = ["drive", "--runs", "1", "--seed", "17", "--steps", "30", "--timeout", "0.05"]
+    argv += ["--silence", "0.001", "--shrink-budget", "4", "--json", "--out", str(tmp_path)]
+    assert main([*argv, "--", "acp-model", "agent", "--fault", "update-after-idle"]) == 1
+    assert [f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["DONE-03"]
+
+
 def _said(*argv: str) -> list[str]:
     from cli import cmd_agent
     from cli.main import build_parser
