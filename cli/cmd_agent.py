@@ -15,7 +15,8 @@ takes the freedoms of the alternatives in force, fires the variant's tables (a m
 removed row is not made) and, for each dropped rule with a seeded bug that breaks it, behaves
 like that bug too (``simulator.explore.variant_runs.added_faults``). What the variant gives the Agent is
 said on standard error at the start, as is why a seeded bug that never shows on the wire does
-not (``Seeded.off_wire``).
+not (``Seeded.off_wire``) and, with ``--common-path``, a seeded bug that never broke a rule in
+the seeded runs of the common path's bounds (``simulator.analysis.mutants.shows``).
 
 Must not know: what the Agent may do (the model decides), monitors.
 """
@@ -92,7 +93,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
     """The Agent the options describe, and what to say about it on standard error."""
     from properties.seeded import BY_NAME
+    from simulator.analysis.mutants import shows
     from simulator.explore.variant_runs import added_faults
+    from simulator.peers.config import MUTANT_WALKS
 
     unknown = sorted(set(args.fault) - set(AGENT_FAULTS))
     if unknown:
@@ -114,11 +117,18 @@ def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
         mutant = BY_NAME.get(name)
         if mutant is not None and mutant.off_wire:
             said.append(f"seeded bug {name} never shows on the wire: {mutant.off_wire}")
+    agent = StdioAgent(args.seed, faults, cfg=cfg, pace=args.pace, mode=mode)
     if mode is COMMON_PATH:
         said.append(
             "common path only: no rejections, child sessions, repeated snapshots or custom values (--help)"
         )
-    return StdioAgent(args.seed, faults, cfg=cfg, pace=args.pace, mode=mode), said
+        for name in sorted(faults):  # (one off the wire is said above)
+            if not BY_NAME[name].off_wire and not shows(name, agent.agent.cfg):
+                said.append(
+                    f"seeded bug {name} never showed in {MUTANT_WALKS} seeded runs of the common path "
+                    "(it needs a freedom the common path does not take): run it without --common-path"
+                )
+    return agent, said
 
 
 def run(args: argparse.Namespace) -> int:

@@ -233,8 +233,10 @@ VARIANT_TINY = {
 
 
 def test_a_variant_report_opens_with_its_differences_and_is_deterministic(tmp_path: Path) -> None:
-    """output-after-idle drops DONE-03: its verdict becomes unknown, and the late output it
-    allows breaks FG-02 (a contradiction the spec as written does not have), drawn on the page."""
+    """output-after-idle drops DONE-03: its verdict (yes: the seeded bug's late update is of a
+    message or tool call the wire saw) becomes unknown, and the late output it allows after a
+    cancelled idle breaks CANCEL-14 (a contradiction the spec as written does not have), drawn
+    on the page."""
     from properties.variants import load
 
     variant = load(str(REPO / "variants" / "output-after-idle.toml"))
@@ -247,7 +249,7 @@ def test_a_variant_report_opens_with_its_differences_and_is_deterministic(tmp_pa
     assert headings[0] == "Differences" and "Summary" in headings
     assert "variant `output-after-idle`" in page.splitlines()[0]
     assert "| rule dropped | DONE-03 (MUST)" in page
-    assert "| DONE-03 | partly" in page and "**unknown**" in page
+    assert "| DONE-03 | yes" in page and "**unknown**" in page
     assert "{" not in page
     for link in re.findall(r"\]\(([^)#]+)\)", page):
         assert link in a, link
@@ -256,9 +258,9 @@ def test_a_variant_report_opens_with_its_differences_and_is_deterministic(tmp_pa
     assert report["variant"]["drop"] == ["DONE-03"]
     assert [d["rule"] for d in diff["decidability"]] == ["DONE-03"]
     appear = {c["rule"]: c for c in diff["contradictions"]["appear"]}
-    assert "FG-02" in appear and appear["FG-02"]["transcript"] in a
-    # dropping a rule relaxes no table row; the late output the rule's seeded bug sends may create
-    # an entity (a chunk for an ID not seen) where the base run's tiny bounds create none
+    assert "CANCEL-14" in appear and appear["CANCEL-14"]["transcript"] in a
+    # dropping a rule relaxes no table row; the late output the rule's seeded bug sends patches an
+    # entity (a chunk for a message seen) where the base run's tiny bounds patch none
     assert diff["coverage"]["lost"] == []
     assert all(row.startswith("entity: ") for row in diff["coverage"]["gained"])
     assert "differences" not in report["sections"]
@@ -290,7 +292,7 @@ def test_a_variant_report_at_the_default_slices(tmp_path: Path) -> None:
     )
     report = build(opts, lambda _: None)
     diff = report["differences"]
-    assert {c["rule"] for c in diff["contradictions"]["appear"]} >= {"CANCEL-14", "FG-02"}
+    assert {c["rule"] for c in diff["contradictions"]["appear"]} >= {"CANCEL-14"}
     assert not diff["contradictions"]["vanish"]
     assert [r["rule"] for r in diff["decidability"]] == ["DONE-03"]
     assert diff["matrix"]  # the variant's late output breaks rules in the matrix rows too

@@ -161,6 +161,15 @@ def sample(
         yield f"seed {n}", wcfg, partial(random_walk, n, steps, wcfg, faults, monitors())
 
 
+def shows(name: str, cfg: Config, walks: int = MUTANT_WALKS, steps: int = MUTANT_STEPS) -> bool:
+    """Whether seeded bug ``name`` breaks a rule (a breach mark, ``World.hidden``) in one of the
+    seeded random walks 0..walks-1 under ``cfg`` (a narrowed Agent's bounds, such as those of
+    ``acp-model agent --common-path``); the first walk that shows it ends the search. False is
+    no proof that it never can, only that these walks never took it there."""
+    faults = by_name(name).switched_on
+    return any(make().world.hidden for _, _, make in sample((), faults, cfg, walks, steps))
+
+
 def judge(mutant: Mutant | None, walks: int = MUTANT_WALKS, steps: int = MUTANT_STEPS) -> Verdict:
     """Run a mutant (or, with None, the unmodified simulator) through every scenario and the seeded
     random walks 0..walks-1."""

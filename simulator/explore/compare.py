@@ -15,7 +15,8 @@ a finding that appears names the variant's files, one that vanishes the base's (
 the variant dropped its rule). Differences carry no timing, so the same seed and options give the
 same list (the timings of both runs are in ``base`` and ``variant``). ``unexercised`` lists the
 variant's changes the runs never fired, in the variant's order (rows fired are the runs'
-coverage, ``explore_coverage``).
+coverage, ``explore_coverage``); a dropped rule whose findings were set aside was exercised,
+even where no seeded bug of its own breaks it (another dropped rule's bug did).
 
 Must not know: argument parsing, how the explorers search, how reports are printed.
 """
@@ -203,19 +204,19 @@ def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     set_aside = set(var["variant"]["set_aside"])
     modes = sorted(var["coverage"])
     for rule in variant.drop:
+        if rule in set_aside:  # its findings were set aside: the drop changed these runs' verdicts
+            continue
         mutant = breaking(rule)
         if mutant is None:
             detail = (
                 "no seeded bug breaks it: the simulated peers gain nothing, only the checker sets "
                 "its findings aside"
             )
-        elif rule not in set_aside:
+        else:
             detail = (
                 f"no breach of it was seen under the variant (none set aside): what seeded bug "
                 f"{mutant.name} does was not observed on the wire at these bounds"
             )
-        else:
-            continue
         out.append({"change": "drop", "rule": rule, "row": None, "modes": modes, "detail": detail})
     return out
 

@@ -6,7 +6,8 @@ files go, the shrinking budget), ``campaign`` (the runs as jobs of a worker pool
 then per rule the first run that broke it shrunk in this process and its files written: the
 transcript ``.ndjson``, a sequence diagram ``.mmd`` and the replayable client script
 ``.script.json``, atomically), ``play`` (one run: a seed's, or a client script played once:
-``drive --replay``) and the JSON and text reports of both. Run i draws its choices with seed
+``drive --replay``) and the JSON and text reports of both (the text says which findings are of a
+client rule the driver breaks on purpose: not the Agent's). Run i draws its choices with seed
 ``seed + i``, each with a fresh Agent process; a run the Agent crashed in, or one that failed
 before any choice, is not shrunk (``not_shrunk``).
 Everything but the ``seconds`` is the same for the same options, whatever the pool, when the
@@ -31,7 +32,7 @@ from simulator.harness.child import ProcessPeer
 from simulator.harness.drive import CRASHED, RunResult, run_once, transcript_item
 from simulator.harness.drive_shrink import Shrunk, not_shrunk, shrink_run
 from simulator.harness.settings import Settings
-from simulator.peers.driver_client import Choice, script_json
+from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, script_json
 from simulator.workers import Workers
 
 Say = Callable[[str], None]
@@ -227,12 +228,20 @@ def replay_report(path: str, result: RunResult, seconds: float, exit_code: int) 
     }
 
 
+def _on_purpose(f: Finding) -> str:
+    """What the text adds to a finding of a client rule the driver breaks on purpose
+    (``CLIENT_RULES_ON_PURPOSE``: never a failing one): it is not the Agent's."""
+    if f.rule in CLIENT_RULES_ON_PURPOSE and f.kind == "rule":
+        return " (the driver breaks this client rule on purpose: not a finding against the Agent)"
+    return ""
+
+
 def replay_text(path: str, result: RunResult) -> str:
     """The text form of a replay's report."""
     lines = [
         f"acp-model drive --replay {path}: {len(result.choices)} choices, {result.messages} agent "
         f"messages, {result.stop}; agent {result.ended}"
     ]
-    lines += [f"  {finding_text('replay', f)}" for f in result.findings if f.kind != "open"]
+    lines += [f"  {finding_text('replay', f)}{_on_purpose(f)}" for f in result.findings if f.kind != "open"]
     lines.append(f"  failing rules: {', '.join(result.rules) or 'none'}")
     return "\n".join(lines) + "\n"

@@ -107,7 +107,10 @@ class Freedoms(ForegroundWork):
         """A patch of the ended work's message after its idle (``_do_late_output``): where the
         reading allows it (``_may_patch_ended``), or where a seeded bug sends it although
         updates_before_idle forbids it (``deviations.Offer``): after the idle, while the session
-        is still reported idle (not once unknown or new work is shown)."""
+        is still reported idle (not once unknown or new work is shown). The seeded bug patches
+        only what the ended work reported (its message, or a tool call it finished): output
+        under an ID the wire has not seen is new work to a Client (FG-01/FG-02), not an update
+        of the ended work (DONE-03)."""
         if self._may_patch_ended():
             add(("agent", "late_output", None))
         elif (
@@ -115,7 +118,8 @@ class Freedoms(ForegroundWork):
             and self.reported == fgm.IDLE
             and deviations.offered(self.deviations, "late_output", self.session)
         ):
-            add(("agent", "late_output", None))
+            if self.ended_output != "msg_a_late":  # the ended work began a message
+                add(("agent", "late_output", None))
             for tid, t in self.tools.items():  # content of a tool call the ended work finished
                 if not t[1] and t[2] is None and t[0] in tcm.FINAL:  # (begun running, asking nothing)
                     add(("agent", "late_output", (tid, True)))
@@ -342,9 +346,9 @@ class Freedoms(ForegroundWork):
 
     def _do_late_output(self, tool: tuple[str, bool] | None) -> list[Msg]:
         """Output of the ended work after its idle: a patch the reading allows, else (a seeded
-        bug's ``Offer``: any output of the ended work, a message it had not begun included, or
-        content of a tool call it had finished, ``tool``: (its id, replaced rather than appended))
-        the breach ``model.between`` names (``Rules.late_update``)."""
+        bug's ``Offer``: more of the message the ended work began, or content of a tool call it
+        had finished, ``tool``: (its id, replaced rather than appended)) the breach
+        ``model.between`` names (``Rules.late_update``)."""
         late = self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule
         if tool is not None:
             if not self.between.patch_allowed(self.rd["patch-after-idle"]):
@@ -355,7 +359,8 @@ class Freedoms(ForegroundWork):
                 content = [{"type": "content", "content": wire.text("late")}]
                 return [wire.tool_call(self.sid, tid, content=content)]
             return [wire.tool_content_chunk(self.sid, tid, "late")]
-        mid = self.ended_output or "msg_a_late"
+        mid = self.ended_output
+        assert mid is not None and mid != "msg_a_late"  # (``_late_output_events``)
         if not self._may_patch_ended():
             self._breach(late)
         self.ended_output = None
