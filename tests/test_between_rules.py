@@ -21,6 +21,7 @@ from simulator.explore.bfs import SLICES, explore
 from simulator.peers.agent import Agent
 from simulator.peers.config import DEFAULT
 from tests.check_support import rule_lines as _rules
+from tests.explored import default_slice
 from tests.wire_dsl import (
     Line,
     S,
@@ -194,7 +195,7 @@ def test_under_cancel_stops_background_the_agent_stops_its_listed_work_before_th
 
 def test_cancel_stops_background_changes_what_the_simulated_agent_reaches() -> None:
     cfg = SLICES[0].cfg  # core: a terminal, a prompt, session/cancel
-    base = explore(cfg)
+    base = default_slice(SLICES[0].name)  # explore(cfg), made once per process
     under = explore(cfg.under(cfg.reading_map(), CANCEL_STOPS_BACKGROUND))
     # the moves differ (under it, a listed terminal exits before the idle confirming the
     # cancel); the number of states reached no longer does, since every snapshot of the Agent
@@ -235,7 +236,7 @@ def test_no_steering_forbids_inserting_a_prompt_into_the_work_it_was_received_in
 
 def test_no_steering_changes_what_the_simulated_agent_reaches_and_it_conforms() -> None:
     cfg = SLICES[1].cfg  # prompts: a second prompt reaches active work
-    base = explore(cfg)
+    base = default_slice(SLICES[1].name)  # explore(cfg), made once per process
     under = explore(cfg.under(cfg.reading_map(), NO_STEERING))
     assert base.states != under.states
     assert under.counterexamples == []

@@ -1,7 +1,8 @@
 """Every row of every machine is fired by exploration: the spec's freedoms are the simulated
 peers' choices, so exploration covers the whole model, not a smaller one.
 
-The exhaustive slices alone (``explore_bfs.SLICES``, a few seconds) are the fast check; the
+The exhaustive slices alone (``explore_bfs.SLICES``, each searched once per test process:
+``tests.explored``) are the fast check; the
 union of the default ``acp-model explore`` modes is the deep one. The fast check also holds the
 slices to taking every freedom (MAY rule) the catalogue maps to peer moves, each of those moves
 at least once (``KNOWN_UNTAKEN`` aside). ``KNOWN_UNFIRED`` names each
@@ -21,6 +22,7 @@ from simulator.explore import bfs as explore_bfs
 from simulator.explore.coverage import freedom_coverage, machine_coverage
 from simulator.explore.run import Options
 from simulator.explore.run import run as run_explore
+from tests.explored import default_slice
 
 KNOWN_UNFIRED: dict[str, dict[str, str]] = {}
 KNOWN_UNTAKEN: dict[str, str] = {
@@ -46,7 +48,7 @@ def test_the_exhaustive_slices_fire_every_row_and_take_every_freedom() -> None:
     rows: Counter[tuple[str, str, str, str]] = Counter()
     events: Counter[str] = Counter()
     for s in explore_bfs.SLICES:
-        res = explore_bfs.explore(s.cfg, name=s.name)
+        res = default_slice(s.name)
         assert res.complete, s.name
         rows.update(res.rows)
         events.update(res.events)
@@ -78,7 +80,7 @@ def test_a_row_behind_a_reading_fires_under_it(
     sl = next(s for s in explore_bfs.SLICES if s.name == slice_name)
     under = replace(sl.cfg, readings=((reading, alt),))
     assert explore_bfs.explore(under, name=sl.name).rows[row] > 0
-    assert explore_bfs.explore(sl.cfg, name=sl.name).rows[row] == 0
+    assert default_slice(sl.name).rows[row] == 0
 
 
 @pytest.mark.deep

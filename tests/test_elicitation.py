@@ -19,7 +19,7 @@ from properties.engine import MonitorSet
 from properties.schema_check import SchemaChecker
 from simulator.analysis.mutants import BY_NAME as MUTANTS
 from simulator.analysis.mutants import judge
-from simulator.explore.bfs import SLICE_BY_NAME, explore
+from simulator.explore.bfs import SLICE_BY_NAME
 from simulator.explore.common import new_monitors
 from simulator.peers import wire
 from simulator.peers.agent import AGENT_FAULTS
@@ -30,6 +30,7 @@ from simulator.peers.schedulers import random_walk
 from simulator.peers.stdio_agent import StdioAgent
 from simulator.peers.world import World
 from tests.check_support import schema_path
+from tests.explored import default_slice
 
 S = "sess_1"
 FORM, URL = {"url": False}, {"url": True}
@@ -272,7 +273,7 @@ def test_the_client_view_moves_an_elicitation_by_the_table_only() -> None:
 
 
 def test_the_slice_explores_every_row_with_no_finding() -> None:
-    report = explore(SLICE_BY_NAME["elicitation"].cfg, name="elicitation")
+    report = default_slice("elicitation")  # the search test_coverage_rows makes too
     assert report.complete and report.counterexamples == []
     fired = {(s, t, d) for (m, s, t, d) in report.rows if m == "elicitation"}
     assert fired == {(r.source, r.trigger, r.dest) for r in em.SPEC.rows}

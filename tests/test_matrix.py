@@ -6,6 +6,7 @@ most; the whole matrix at the default slices is a deep test."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from cli.main import main
 from properties.readings import BY_NAME, DEFAULTS, READINGS, ReadingError
 from simulator.analysis.matrix import cells, readings_matrix
 from simulator.explore.run import Options
+from tests.explored import computed_once
 
 TINY = ["--mode", "exhaustive", "--slice", "cancels", "--max-states", "400", "--quiet"]
 """One small slice, capped: each exploration takes a fraction of a second."""
@@ -174,10 +176,17 @@ def test_the_whole_matrix_at_the_default_slices(tmp_path: Path, capsys: pytest.C
 
 
 def test_the_header_names_the_variant_and_each_mode_shows_its_own_measure(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 35: under --drop the header said nothing of the variant; the exhaustive matrix had a
-    steps column of zeros (and the random one a states column of zeros)."""
+    steps column of zeros (and the random one a states column of zeros). The JSON is that of the
+    text's matrix (computed once: ``computed_once``)."""
+    from simulator.analysis import matrix
+
+    def same_matrix(names: tuple[str, ...], opts: Options, *_: Any) -> str:
+        return repr((names, replace(opts, pool=None)))
+
+    made = computed_once(monkeypatch, matrix, "readings_matrix", same_matrix)
     argv = ["explore", "--readings", "repeated-idle-new-stop-reason", *TINY, "--jobs", "1",
             "--drop", "TRANS-04", "--out", str(tmp_path)]  # fmt: skip
     _, out, _ = _run(argv, capsys)
@@ -185,6 +194,7 @@ def test_the_header_names_the_variant_and_each_mode_shows_its_own_measure(
     assert ", variant drop: rules dropped on the command line (dropped: TRANS-04); 2 rows" in first
     _, out, _ = _run([*argv, "--json"], capsys)
     assert json.loads(out)["variant"]["drop"] == ["TRANS-04"]
+    assert made[0] == made[1]
     argv = ["explore", "--readings", "repeated-idle-new-stop-reason", "--mode", "random", "--walks", "3",
             "--examples", "1", "--steps", "10", "--jobs", "1", "--out", str(tmp_path / "r")]  # fmt: skip
     _, out, _ = _run(argv, capsys)

@@ -4,6 +4,7 @@ tables, and the shipped examples' comparisons (deterministic, each naming a diff
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from model.core import Instance, ProtocolViolation
 from model.registry import BY_NAME
 from properties.engine import MonitorSet
 from properties.variants import VariantError, from_drops, load
+from tests.explored import computed_once
 from tests.wire_dsl import Line, answer, cancel, prompt, say, state, tool, user
 
 REPO = Path(__file__).resolve().parent.parent
@@ -316,9 +318,22 @@ def test_compare_cli_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert (tmp_path / "base" / "report.json").is_file() and (tmp_path / "variant" / "report.json").is_file()
 
 
-def test_compare_names_an_added_row_never_fired(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _same_run(opts: Any, *_: Any) -> str:
+    """What a run computes from: its options (the variant and readings included) but where its
+    files go and the pool it runs on (the other arguments: the variant and readings again, the
+    progress and the pool)."""
+    return repr(replace(opts, out="", pool=None))
+
+
+def test_compare_names_an_added_row_never_fired(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 35, defect 2: output while idle, staying idle, is a row the simulated agent never
-    takes, so the runs do not differ; --compare says the row was never fired (text and JSON)."""
+    takes, so the runs do not differ; --compare says the row was never fired (text and JSON).
+    The text is that of the JSON's run (computed once: ``computed_once``)."""
+    from simulator.explore import compare
+
+    runs = computed_once(monkeypatch, compare, "compare", _same_run)
     path = write(tmp_path, IDLE_OUTPUT, "idle-output.toml")
     args = ["explore", "--variant", path, "--drop", "BG-09", "--compare", "--json", "--quiet",
             "--mode", "both", "--slice", "core", "--walks", "20", "--examples", "2",
@@ -336,6 +351,7 @@ def test_compare_names_an_added_row_never_fired(tmp_path: Path, capsys: pytest.C
     ]  # fmt: skip
     args.remove("--json")
     assert main(args) == 0
+    assert len(runs) == 2 and runs[0] == runs[1]
     text = capsys.readouterr().out
     assert "differences: 0\nnot exercised: 2 change(s) of the variant these runs never fired" in text
     assert (
@@ -357,8 +373,11 @@ def test_simulate_under_a_drop_takes_the_behaviour_the_rule_forbade(
 
 
 def test_explore_says_when_a_dropped_rule_gives_the_peers_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from simulator.explore import run as explore_run
+
+    runs = computed_once(monkeypatch, explore_run, "run", _same_run)  # the text: the JSON's run
     # BOUND-01 (idle once no foreground activity is left; a start while work is active is a
     # forbidden cell) has no seeded bug of its own (the bug of its restated obligation, FG-05,
     # breaks FG-05), so dropping the rule gives the peers no new move
@@ -374,6 +393,7 @@ def test_explore_says_when_a_dropped_rule_gives_the_peers_nothing(
     args[-1] = str(tmp_path / "text")
     args.remove("--json")
     assert main(args) == 0
+    assert len(runs) == 2 and runs[0] == runs[1]
     text = capsys.readouterr().out
     assert "variant: drop" in text and "note: BOUND-01: no behaviour" in text
 

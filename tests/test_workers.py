@@ -220,9 +220,12 @@ def test_a_cluster_that_wants_a_token_is_named(monkeypatch: Any) -> None:
 
 
 def test_a_run_without_cluster_never_imports_ray(tmp_path: Path) -> None:
+    # two small slices (about 7,500 states; session alone had about 100,000, searched in this
+    # process since one slice makes no jobs): each slice's search is a job of the local pool
     code = (
         "import sys; from cli.main import main; "
-        f"rc = main(['explore', '--mode', 'exhaustive', '--slice', 'session', '--jobs', '2', "
+        "rc = main(['explore', '--mode', 'exhaustive', '--slice', 'hook', '--slice', 'receipt_order', "
+        f"'--jobs', '2', "
         f"'--quiet', '--out', {str(tmp_path)!r}]); "
         "assert rc == 0, rc; assert 'ray' not in sys.modules, 'ray imported'"
     )
