@@ -26,7 +26,18 @@ from simulator.peers import wire
 from simulator.peers.scenarios import BY_NAME as SCENARIOS
 from simulator.peers.scenarios import script
 from simulator.peers.schedulers import scripted
-from tests.wire_dsl import Line, S, answer, cancel, cancel_request, prompt, state, tool, user
+from tests.wire_dsl import (
+    Line,
+    S,
+    answer,
+    cancel,
+    cancel_request,
+    prompt,
+    state,
+    tool,
+    unwithdrawn_at_cancelled_idle,
+    user,
+)
 
 READING = "permission-withdrawal-deadline"
 
@@ -182,15 +193,8 @@ def test_the_seeded_bug_breaks_it_at_the_idle_and_the_checker_sees_it_there() ->
     scenario = SCENARIOS["elicitation_cancelled"]
     run = scripted(scenario.script, scenario.cfg, frozenset({"elicitation-not-withdrawn"}), strict=False)
     transcript = run.world.transcript
-    idles = [
-        n
-        for n, (_, m) in enumerate(transcript, 1)
-        if m.get("params", {}).get("update", {}).get("stopReason") == "cancelled"
-    ]
-    assert [h.rule for h in run.world.hidden] == ["CANCEL-19"]
-    assert run.world.hidden[0].position < idles[0]
-    assert not any(m.get("method") == "$/cancel_request" for s, m in transcript if s == "agent")
-    assert found(transcript) == [("CANCEL-19", idles[0], "warning")]
+    idle = unwithdrawn_at_cancelled_idle(transcript, run.world.hidden, "CANCEL-19")
+    assert found(transcript) == [("CANCEL-19", idle, "warning")]
 
 
 def test_in_forwarded_order_it_is_a_suspicion_until_the_cancel_is_proven_read() -> None:

@@ -31,6 +31,7 @@ from tests.wire_dsl import (
     prompt,
     state,
     tool,
+    unwithdrawn_at_cancelled_idle,
     user,
 )
 
@@ -146,15 +147,8 @@ def test_the_seeded_bug_breaks_it_at_the_idle_and_the_checker_sees_it_there() ->
     scenario = next(s for s in SCENARIOS if s.name == "cancellation_with_held_prompt")
     run = scripted(scenario.script, scenario.cfg, frozenset({"permission-not-withdrawn"}))
     transcript = run.world.transcript
-    idles = [
-        n
-        for n, (_, m) in enumerate(transcript, 1)
-        if m.get("params", {}).get("update", {}).get("stopReason") == "cancelled"
-    ]
-    assert [h.rule for h in run.world.hidden] == ["CANCEL-07"]
-    assert run.world.hidden[0].position < idles[0]
-    assert not any(m.get("method") == "$/cancel_request" for s, m in transcript if s == "agent")
-    assert found(transcript) == [("CANCEL-07", idles[0], "warning")]
+    idle = unwithdrawn_at_cancelled_idle(transcript, run.world.hidden, "CANCEL-07")
+    assert found(transcript) == [("CANCEL-07", idle, "warning")]
 
 
 def test_work_ended_with_its_own_stop_reason_after_a_cancel_withdraws_too() -> None:

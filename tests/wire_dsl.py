@@ -194,3 +194,18 @@ def subagent(child: str, sid: str = S, /, **fields: Any) -> Line:
 
 def session_message(mid: Any, sid: str = S) -> Line:
     return update("session_message", sid, messageId=mid, content=[text()])
+
+
+def unwithdrawn_at_cancelled_idle(transcript: list[Line], hidden: list[Any], rule: str) -> int:
+    """For a seeded bug that keeps a cancelled work's request open: check that its run marked
+    ``rule`` (one hidden step, before the first cancelled idle) and that the Agent never withdrew a
+    request with ``$/cancel_request``; returns the line of that idle."""
+    idles = [
+        n
+        for n, (_, m) in enumerate(transcript, 1)
+        if m.get("params", {}).get("update", {}).get("stopReason") == "cancelled"
+    ]
+    assert [h.rule for h in hidden] == [rule]
+    assert hidden[0].position < idles[0]
+    assert not any(m.get("method") == "$/cancel_request" for s, m in transcript if s == "agent")
+    return idles[0]
