@@ -32,15 +32,10 @@ if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when -
 STDIN = "-"
 
 
-def new_monitor_set(
-    readings: Mapping[str, str] | None = None,
-    variant: Variant | None = None,
-    client_order: str = CLIENT_ORDERS[0],
-) -> MonitorSet:
+def new_monitor_set(readings: Mapping[str, str] | None = None, variant: Variant | None = None) -> MonitorSet:
     """A fresh set of every monitor under these readings and this variant (None: the spec as
-    written) and this order of the Client lines (``properties.engine``, "Client order"; tests
-    may replace this function)."""
-    return MonitorSet(readings=readings, variant=variant, client_order=client_order)
+    written; tests may replace this function)."""
+    return MonitorSet(readings=readings, variant=variant)
 
 
 def exit_code(reports: Sequence[FileReport], fail_on: str) -> int:
@@ -102,12 +97,9 @@ def judge(
     with ExitStack() as stack:
         for path, stream in open_inputs(paths, stack):
             monitors = (
-                new_monitor_set(readings, variant, client_order)
-                if client_order != CLIENT_ORDERS[0]
-                else new_monitor_set(readings, variant)
-                if readings or variant is not None
-                else new_monitor_set()
+                new_monitor_set(readings, variant) if readings or variant is not None else new_monitor_set()
             )
+            monitors.order_clients(client_order)  # (``properties.engine``, "Client order")
             try:
                 reports.append(
                     check(

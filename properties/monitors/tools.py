@@ -719,6 +719,15 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 # (a final call keeps only an allow it may not run on: reopened, CANCEL-06 too)
                 ts.tools[about] = (rec[0], rec[1], grant)
 
+    def _cancelling(self, sid: str) -> SessionFacts | None:
+        """The facts of session ``sid`` while a cancel it received is pending and its work is
+        reported active (outside a resume window): a request of that work withdrawn now is the
+        withdrawal the cancellation asks for, unless it is about listed work; else None."""
+        fs = self.facts.sessions.get(sid)
+        if fs is None or not fs.cancel_line or fs.state not in ACTIVE or fs.resuming:
+            return None
+        return fs
+
     @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
@@ -727,15 +736,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
         self.owed.pop(rid, None)  # (still void: a later allow is no approval)
         perm = self.facts.asking.get(rid)  # (the facts drop it after this message)
         if perm is not None and perm.permission and rid not in self.void:
-            fs = self.facts.sessions.get(perm.session)
-            if (
-                fs is not None
-                and fs.cancel_line
-                and fs.state in ACTIVE
-                and not fs.resuming
-                and self.between.covered(
-                    perm.tool is not None and _exempt(perm.tool, fs.terms, fs.listed or frozenset())
-                )
+            fs = self._cancelling(perm.session)
+            if fs is not None and self.between.covered(
+                perm.tool is not None and _exempt(perm.tool, fs.terms, fs.listed or frozenset())
             ):
                 # the cancelled work's request withdrawn before its idle: the withdrawal that
                 # cancelled_permissions_withdrawn asks for, given
@@ -745,14 +748,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         rec = self.elicits.get(rid)
         if rec is not None:
             if rec[2] == em.PENDING:
-                fs = self.facts.sessions.get(rec[0])
-                if (
-                    fs is not None
-                    and fs.cancel_line
-                    and fs.state in ACTIVE
-                    and not fs.resuming
-                    and ("tool_call", rec[3]) not in (fs.listed or frozenset())
-                ):
+                fs = self._cancelling(rec[0])
+                if fs is not None and ("tool_call", rec[3]) not in (fs.listed or frozenset()):
                     # the cancelled work's elicitation withdrawn before its idle: the withdrawal
                     # cancelled_elicitations_withdrawn asks for, given
                     self._ex[_ELICIT_WITHDRAWN] += 1

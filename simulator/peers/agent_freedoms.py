@@ -22,7 +22,7 @@ from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
 from simulator.peers import deviations, wire
-from simulator.peers.agent_state import Event, Msg, _put
+from simulator.peers.agent_state import NO_MESSAGE, Event, Msg, _put
 from simulator.peers.agent_work import ForegroundWork
 
 _RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
@@ -118,7 +118,7 @@ class Freedoms(ForegroundWork):
             and self.reported == fgm.IDLE
             and deviations.offered(self.deviations, "late_output", self.session)
         ):
-            if self.ended_output != "msg_a_late":  # the ended work began a message
+            if self.ended_output != NO_MESSAGE:  # the ended work began a message
                 add(("agent", "late_output", None))
             for tid, t in self.tools.items():  # content of a tool call the ended work finished
                 if not t[1] and t[2] is None and t[0] in tcm.FINAL:  # (begun running, asking nothing)
@@ -279,7 +279,7 @@ class Freedoms(ForegroundWork):
             "meta" in self.cfg.features
             and "meta" not in self.extras
             and self.real == self.reported == fgm.IDLE
-            and self.ended_output not in (None, "msg_a_late")
+            and self.ended_output not in (None, NO_MESSAGE)
         ):
             add(("agent", "meta_patch", None))
 
@@ -339,7 +339,7 @@ class Freedoms(ForegroundWork):
         says so (``patch_allowed``: the reading ``patch-after-idle``)."""
         return (
             self.between.patch_allowed(self.rd["patch-after-idle"])
-            and self.ended_output not in (None, "msg_a_late")
+            and self.ended_output not in (None, NO_MESSAGE)
             and self.real == self.reported == fgm.IDLE
             and self.session == sm.OPEN
         )
@@ -360,7 +360,7 @@ class Freedoms(ForegroundWork):
                 return [wire.tool_call(self.sid, tid, content=content)]
             return [wire.tool_content_chunk(self.sid, tid, "late")]
         mid = self.ended_output
-        assert mid is not None and mid != "msg_a_late"  # (``_late_output_events``)
+        assert mid is not None and mid != NO_MESSAGE  # (``_late_output_events``)
         if not self._may_patch_ended():
             self._breach(late)
         self.ended_output = None

@@ -36,6 +36,9 @@ MAIN = "sess_1"
 _MSG_PREFIX = {"user_message": "msg_u", "agent_message": "msg_a", "agent_thought": "msg_t"}
 """The prefix of the Agent's message IDs, by entity type."""
 CHILD = "sess_2"
+NO_MESSAGE = "msg_a_late"
+"""``AgentState.ended_output`` of work that ended without beginning an agent message: nothing of
+it to patch after its idle (no message goes out under this ID)."""
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
@@ -169,6 +172,8 @@ class AgentState:
     replay: bool = field(init=False, default=False)
     history: list[Msg] = field(init=False, default_factory=list)  # replayable updates (retained history)
     ended_output: str | None = field(init=False, default=None)
+    """The agent message the last ended work began (``NO_MESSAGE``: none); None while no work ended
+    since the last patch of it."""
     next_plan: int = field(init=False, default=0)
     # (type, ID) given by an update sent ahead (Also.reserve)
     ahead: tuple[str, str] | None = field(init=False, default=None)

@@ -25,6 +25,7 @@ from simulator.peers.agent_background import BackgroundWork
 from simulator.peers.agent_state import (
     CUSTOM_STOP,
     FUTURE_STOP,
+    NO_MESSAGE,
     Msg,
     _put,
     _seen,
@@ -787,7 +788,7 @@ class ForegroundWork(BackgroundWork):
             out.append(self._report(fgm.IDLE, reason, err))
         else:  # work started next is shown as running after the unknown: no start (``_do_start``)
             self.extras = self.extras | {"ended_unseen"}
-        self.ended_output = self.cur_msg or "msg_a_late"
+        self.ended_output = self.cur_msg or NO_MESSAGE
         self.cur_msg = self.cur_thought = None
         self.turn_outputs = 0
         return out
